@@ -1,0 +1,39 @@
+# Two entry points (see README.md): `make book` builds the site into _build/html,
+# `make test` runs every test. Each creates .venv and installs what it needs first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PYTEST_WORKERS ?= 2
+
+.PHONY: book test test-fast notebooks venv clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.book-installed: $(BIN)/python requirements.txt pyproject.toml
+	$(BIN)/pip install --quiet -r requirements.txt -e .
+	touch $@
+
+$(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
+	$(BIN)/pip install --quiet -r requirements-test.txt
+	touch $@
+
+venv: $(VENV)/.test-installed
+
+book: $(VENV)/.book-installed
+	$(BIN)/jupyter-book build -W --path-output . .
+
+test: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+
+# fast feedback while developing: the library tests only
+test-fast: $(VENV)/.test-installed
+	$(BIN)/python -m pytest tests -x -q -p no:nbval
+
+# re-execute every notebook in place (the only way stored outputs are made)
+notebooks: $(VENV)/.book-installed
+	$(BIN)/python scripts/execute_notebooks.py
+
+clean:
+	rm -rf _build .pytest_cache

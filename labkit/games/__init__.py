@@ -1,0 +1,123 @@
+"""Games: readable definitions compiled into `GameTree` arrays.
+
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> kuhn.num_histories, kuhn.num_infosets
+    (58, 12)
+
+`load` accepts OpenSpiel's game-string syntax for labkit's native games, the names of the
+matrix games below, a `MatrixGame`, or any object written as in `labkit.games.base`.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+from labkit.games.base import GameError, compile_game
+from labkit.games.kuhn import KuhnPoker
+from labkit.games.leduc import LeducPoker
+from labkit.games.matrix import (MatrixGame, biased_rock_paper_scissors, climbing_game, preference_game,
+                                 prisoners_dilemma, rock_paper_scissors)
+from labkit.tree import CHANCE, TERMINAL, GameTree
+
+__all__ = ["load", "from_openspiel", "parse_spec", "GameTree", "GameError", "MatrixGame", "KuhnPoker",
+           "LeducPoker", "rock_paper_scissors", "biased_rock_paper_scissors", "climbing_game",
+           "prisoners_dilemma", "preference_game", "compile_game", "CHANCE", "TERMINAL", "NATIVE_GAMES"]
+
+MATRIX_GAMES = {
+    "rock_paper_scissors": rock_paper_scissors,
+    "biased_rock_paper_scissors": biased_rock_paper_scissors,
+    "climbing_game": climbing_game,
+    "prisoners_dilemma": prisoners_dilemma,
+    "preference_game": preference_game,
+}
+
+
+def _goofspiel(**params):
+    from labkit.games.goofspiel import Goofspiel
+    return Goofspiel(**params)
+
+
+NATIVE_GAMES = {"kuhn_poker": KuhnPoker, "leduc_poker": LeducPoker, "goofspiel": _goofspiel}
+
+_SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$")
+
+
+def parse_spec(spec: str):
+    """Split an OpenSpiel-style game string into (name, {parameter: value}).
+
+    >>> parse_spec("goofspiel(num_cards=4,players=3,imp_info=True)")
+    ('goofspiel', {'num_cards': 4, 'players': 3, 'imp_info': True})
+    """
+    match = _SPEC.match(spec)
+    if not match:
+        raise ValueError(f"cannot read the game string {spec!r}; expected e.g. 'leduc_poker(players=3)'")
+    name, body = match.group(1), match.group(2)
+    params = {}
+    for item in filter(None, (s.strip() for s in (body or "").split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"in {spec!r}: parameter {item!r} is not of the form name=value")
+        params[key.strip()] = _parse_value(value.strip())
+    return name, params
+
+
+def _parse_value(text):
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+@functools.lru_cache(maxsize=32)
+def _load_spec(spec: str) -> GameTree:
+    name, params = parse_spec(spec)
+    if name in NATIVE_GAMES:
+        try:
+            definition = NATIVE_GAMES[name](**params)
+        except TypeError as err:
+            raise ValueError(f"{spec!r}: {err}") from None
+        return compile_game(definition)
+    if name in MATRIX_GAMES:
+        return compile_game(MATRIX_GAMES[name](**params).as_extensive())
+    known = sorted(NATIVE_GAMES) + sorted(MATRIX_GAMES)
+    raise ValueError(f"unknown game {name!r}; labkit's own games are {', '.join(known)} "
+                     "(use labkit.games.from_openspiel for any OpenSpiel game)")
+
+
+def load(spec) -> GameTree:
+    """Compile a game into a `GameTree`.
+
+    Parameters
+    ----------
+    spec : str, MatrixGame, GameTree or game definition
+        "kuhn_poker", "kuhn_poker(players=3)", "leduc_poker", "leduc_poker(players=3)",
+        "goofspiel(num_cards=4,players=2,points_order=descending,imp_info=True)", a matrix
+        game name ("biased_rock_paper_scissors", "climbing_game", ...), a `MatrixGame`, or a
+        definition object (see `labkit.games.base`). Strings are compiled once and cached.
+    """
+    if isinstance(spec, GameTree):
+        return spec
+    if isinstance(spec, str):
+        return _load_spec(spec)
+    if isinstance(spec, MatrixGame):
+        return compile_game(spec.as_extensive())
+    if hasattr(spec, "initial_state") and hasattr(spec, "num_players"):
+        return compile_game(spec)
+    raise TypeError(f"cannot load a game from {type(spec).__name__}; pass a game string, a MatrixGame "
+                    "or a game definition")
+
+
+def from_openspiel(spec_or_game) -> GameTree:
+    """Compile an OpenSpiel game (a game string or a pyspiel.Game) into labkit's tree.
+
+    Infoset keys are OpenSpiel's information state strings. Needs ``pip install open_spiel``.
+    """
+    from labkit.games.openspiel_adapter import OpenSpielDefinition
+    return compile_game(OpenSpielDefinition(spec_or_game))

@@ -1,0 +1,144 @@
+"""How a game is written down, and how it is compiled once into flat arrays.
+
+A game definition is an object with
+
+    name                      a string, e.g. "kuhn_poker"
+    num_players               n >= 1
+    num_distinct_actions      actions are the integers 0 .. num_distinct_actions - 1
+    initial_state()           the root state
+    action_name(action)       a short readable name (optional)
+
+and its states answer
+
+    current_player()          a player 0..n-1, CHANCE or TERMINAL
+    legal_actions()           sorted action ids (decision nodes)
+    chance_outcomes()         [(action, probability), ...] (chance nodes)
+    child(action)             the state after the action (a new object)
+    returns()                 the payoff of every player (terminal states)
+    infoset_key()             what the acting player knows, as a readable string
+
+`compile_game` walks this tree once, breadth first, and returns a `GameTree` whose
+arrays every algorithm in labkit works on.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from labkit.tree import CHANCE, TERMINAL, GameTree
+
+
+class GameError(ValueError):
+    """A game definition that labkit cannot use (imperfect recall, inconsistent actions...)."""
+
+
+def compile_game(definition) -> GameTree:
+    """Expand a game definition into a `GameTree` (breadth-first order).
+
+    Breadth-first order makes every depth level a contiguous block of histories and the
+    children of one node a contiguous block of the next level, so a top-down or bottom-up
+    pass is one vectorized operation per level.
+
+    Raises
+    ------
+    GameError
+        If an information set mixes histories with different legal actions or breaks
+        perfect recall (its histories disagree on the player's own earlier sequence).
+    """
+    num_players = int(definition.num_players)
+    num_actions = int(definition.num_distinct_actions)
+    parent, action, player, depth, edge_prob = [], [], [], [], []
+    returns_rows = {}
+    infoset_of_history = []
+    infoset_index = {}
+    infoset_keys, infoset_player, infoset_legal = [], [], []
+    # the player's own last (infoset, action) before each history, per player: perfect recall check
+    own_last = []
+    infoset_parent_seq = []
+
+    queue = deque([(definition.initial_state(), -1, -1, 1.0, 0, (-1,) * num_players)])
+    while queue:
+        state, par, act, prob, d, last = queue.popleft()
+        h = len(parent)
+        parent.append(par)
+        action.append(act)
+        depth.append(d)
+        edge_prob.append(prob)
+        own_last.append(last)
+        p = state.current_player()
+        player.append(p)
+        if p == TERMINAL:
+            infoset_of_history.append(-1)
+            returns_rows[h] = np.asarray(state.returns(), dtype=float)
+            continue
+        if p == CHANCE:
+            infoset_of_history.append(-1)
+            outcomes = list(state.chance_outcomes())
+            total = sum(q for _, q in outcomes)
+            if abs(total - 1.0) > 1e-9:
+                raise GameError(f"chance outcomes at depth {d} sum to {total}, not 1")
+            for a, q in sorted(outcomes):
+                queue.append((state.child(a), h, a, float(q), d + 1, last))
+            continue
+        if not 0 <= p < num_players:
+            raise GameError(f"current_player() returned {p}; expected 0..{num_players - 1}, CHANCE or TERMINAL")
+        key = state.infoset_key()
+        legal = tuple(sorted(state.legal_actions()))
+        if not legal or legal[0] < 0 or legal[-1] >= num_actions:
+            raise GameError(f"infoset {key!r}: legal actions {legal} are not within 0..{num_actions - 1}")
+        index = infoset_index.get(key)
+        if index is None:
+            index = infoset_index[key] = len(infoset_keys)
+            infoset_keys.append(key)
+            infoset_player.append(p)
+            infoset_legal.append(legal)
+            infoset_parent_seq.append(last[p])
+        else:
+            if infoset_player[index] != p:
+                raise GameError(f"infoset {key!r} is shared by players {infoset_player[index]} and {p}")
+            if infoset_legal[index] != legal:
+                raise GameError(f"infoset {key!r} has inconsistent legal actions: "
+                                f"{infoset_legal[index]} in one history, {legal} in another")
+            if infoset_parent_seq[index] != last[p]:
+                raise GameError(f"infoset {key!r} breaks perfect recall: its histories differ in "
+                                f"player {p}'s own earlier information sets or actions")
+        infoset_of_history.append(index)
+        for a in legal:
+            new_last = last[:p] + (index * num_actions + a,) + last[p + 1:]
+            queue.append((state.child(a), h, a, 1.0, d + 1, new_last))
+
+    num_histories = len(parent)
+    returns = np.zeros((num_histories, num_players))
+    for h, row in returns_rows.items():
+        if row.shape != (num_players,):
+            raise GameError(f"returns() gave {row.shape[0]} values for {num_players} players")
+        returns[h] = row
+    legal_mask = np.zeros((len(infoset_keys), num_actions), dtype=bool)
+    for i, legal in enumerate(infoset_legal):
+        legal_mask[i, list(legal)] = True
+    action_names = [_action_name(definition, a) for a in range(num_actions)]
+    return GameTree(
+        name=getattr(definition, "name", type(definition).__name__),
+        num_players=num_players,
+        num_actions=num_actions,
+        parent=np.asarray(parent, dtype=np.int64),
+        action=np.asarray(action, dtype=np.int64),
+        player=np.asarray(player, dtype=np.int64),
+        depth=np.asarray(depth, dtype=np.int64),
+        infoset=np.asarray(infoset_of_history, dtype=np.int64),
+        chance_prob=np.asarray(edge_prob, dtype=float),
+        returns=returns,
+        infoset_keys=infoset_keys,
+        infoset_player=np.asarray(infoset_player, dtype=np.int64),
+        legal_mask=legal_mask,
+        infoset_parent_seq=np.asarray(infoset_parent_seq, dtype=np.int64),
+        own_last_seq=np.asarray(own_last, dtype=np.int64).reshape(num_histories, num_players),
+        action_names=action_names,
+        definition=definition,
+    )
+
+
+def _action_name(definition, a):
+    namer = getattr(definition, "action_name", None)
+    return namer(a) if namer else str(a)
