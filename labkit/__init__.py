@@ -1,9 +1,14 @@
-"""labkit: games, solvers and evaluation for the multi-agent RL and self-play book.
+"""labkit: games, solvers and exact evaluation for the book on multi-agent RL and self-play.
 
     import labkit as lk
     game = lk.games.load("kuhn_poker")
     lk.nash_conv(game, lk.uniform_policy(game))     # 11/12
+
+The solvers (CFR, CFRPlus, MCCFR, MMD, PSRO, EFR) and the modules `dynamics`, `experiments`
+and `grading` are imported on first use, so ``import labkit`` stays fast.
 """
+import importlib
+
 from labkit import games
 from labkit.evaluate import (best_response, counterfactual_values, expected_payoffs, exploitability,
                              history_values, nash_conv, reach_probabilities)
@@ -12,6 +17,29 @@ from labkit.policy import TabularPolicy, uniform_policy
 
 __version__ = "0.1.0"
 
+# public name -> module that defines it (loaded lazily)
+_LAZY = {
+    "CFR": "labkit.cfr", "CFRPlus": "labkit.cfr", "DCFR": "labkit.cfr",
+    "MCCFR": "labkit.mccfr",
+    "MMD": "labkit.mmd",
+    "PSRO": "labkit.psro",
+    "EFR": "labkit.efr", "DeviationType": "labkit.efr",
+}
+_LAZY_MODULES = {"dynamics", "regret", "experiments", "grading", "plot", "widgets", "hindsight", "cfr",
+                 "mccfr", "mmd", "psro", "efr"}
+
 __all__ = ["games", "TabularPolicy", "uniform_policy", "expected_payoffs", "best_response", "nash_conv",
            "exploitability", "counterfactual_values", "reach_probabilities", "history_values",
-           "zero_sum_equilibrium"]
+           "zero_sum_equilibrium", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"labkit.{name}")
+    raise AttributeError(f"module 'labkit' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | _LAZY_MODULES)
