@@ -29,7 +29,7 @@ test: $(VENV)/.test-installed
 
 # fast feedback while developing: the library tests only
 test-fast: $(VENV)/.test-installed
-	$(BIN)/python -m pytest tests -x -q -p no:nbval
+	$(BIN)/python -m pytest tests -x -q -o addopts="" -p no:nbval
 
 # re-execute every notebook in place (the only way stored outputs are made)
 notebooks: $(VENV)/.book-installed
