@@ -1,0 +1,137 @@
+"""The common shape of labkit's iterative solvers (CFR, CFR+, MCCFR, MMD, PSRO, EFR).
+
+A solver owns a game and improves a policy one iteration at a time:
+
+    solver = lk.CFR(game)
+    solver.step()                         # one iteration
+    solver.run(1000, progress=True)       # many, with a tqdm bar
+    solver.run(10**5, target_nash_conv=1e-3, eval_every=100)   # stop early
+    solver.average_policy(), solver.current_policy(), solver.iteration
+
+A subclass implements `_step()`, which performs iteration number ``self.iteration + 1``
+(so linear averaging can weight it by that number), and `current_policy()` /
+`average_policy()`. `step()` and `run()` are shared.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.evaluate import nash_conv
+from labkit.games import load
+from labkit.policy import TabularPolicy
+
+TRACKED_POLICIES = ("average", "current")
+
+
+class Solver:
+    """Base class of the iterative solvers.
+
+    Parameters
+    ----------
+    game : str or GameTree
+        Anything `labkit.games.load` accepts.
+
+    Attributes
+    ----------
+    game : GameTree
+    iteration : int
+        Number of iterations performed so far.
+    nash_conv_history : list of (int, float)
+        (iteration, NashConv) pairs recorded by `run` whenever it evaluated the tracked policy.
+    """
+
+    def __init__(self, game):
+        self.game = load(game)
+        self.iteration = 0
+        self.nash_conv_history = []
+
+    # -- what a subclass provides -------------------------------------------------
+    def _step(self):
+        """Perform iteration number ``self.iteration + 1``."""
+        raise NotImplementedError
+
+    def current_policy(self) -> TabularPolicy:
+        """The policy the algorithm plays at the next iteration."""
+        raise NotImplementedError
+
+    def average_policy(self) -> TabularPolicy:
+        """The (weighted) average of the policies played so far."""
+        raise NotImplementedError
+
+    # -- shared driver ---------------------------------------------------------------
+    def step(self):
+        """Perform one iteration and return the solver (so calls can be chained)."""
+        self._step()
+        self.iteration += 1
+        return self
+
+    def nash_conv(self, policy: str = "average") -> float:
+        """NashConv of the average (default) or current policy: sum over players of what a best
+        response gains, sum_i max_{pi_i'} v_i(pi_i', pi_-i) - v_i(pi)."""
+        return nash_conv(self.game, self._tracked(policy))
+
+    def run(self, iterations: int, progress: bool = False, target_nash_conv: float | None = None,
+            eval_every: int | None = None, policy: str = "average"):
+        """Run up to `iterations` more iterations.
+
+        Parameters
+        ----------
+        iterations : int
+            How many iterations to perform (at most, if `target_nash_conv` is given).
+        progress : bool
+            Show a tqdm progress bar (with the last NashConv when evaluating).
+        target_nash_conv : float, optional
+            Stop as soon as the NashConv of the tracked policy is at most this value.
+        eval_every : int, optional
+            Evaluate NashConv every this many iterations (and after the last one). Defaults to
+            10 when a target is given, and to no evaluation otherwise.
+        policy : {"average", "current"}
+            Which policy's NashConv is evaluated and compared with the target.
+
+        Returns
+        -------
+        list of (int, float)
+            The (iteration, NashConv) pairs evaluated during this call (also appended to
+            `nash_conv_history`).
+        """
+        if not isinstance(iterations, (int, np.integer)) or isinstance(iterations, bool) or iterations < 0:
+            raise ValueError(f"iterations must be a nonnegative integer, got {iterations!r}")
+        if target_nash_conv is not None and not target_nash_conv >= 0:
+            raise ValueError(f"target_nash_conv must be a number >= 0, got {target_nash_conv!r}")
+        if eval_every is None:
+            eval_every = 10 if target_nash_conv is not None else 0
+        if not isinstance(eval_every, (int, np.integer)) or eval_every < 0:
+            raise ValueError(f"eval_every must be a nonnegative integer, got {eval_every!r}")
+        self._tracked(policy)                     # validate the name before running
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=int(iterations), desc=type(self).__name__, leave=False)
+        records = []
+        try:
+            for k in range(1, int(iterations) + 1):
+                self.step()
+                if bar is not None:
+                    bar.update(1)
+                if eval_every and (k % eval_every == 0 or k == iterations):
+                    value = self.nash_conv(policy)
+                    records.append((self.iteration, value))
+                    self.nash_conv_history.append((self.iteration, value))
+                    if bar is not None:
+                        bar.set_postfix(nash_conv=f"{value:.3g}")
+                    if target_nash_conv is not None and value <= target_nash_conv:
+                        break
+        finally:
+            if bar is not None:
+                bar.close()
+        return records
+
+    def _tracked(self, policy):
+        if policy == "average":
+            return self.average_policy()
+        if policy == "current":
+            return self.current_policy()
+        raise ValueError(f"policy must be one of {TRACKED_POLICIES}, got {policy!r}")
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.game.name}, iteration={self.iteration})"
