@@ -1,0 +1,24 @@
+"""The paper's experiments, on one machine or a cluster.
+
+    >>> import labkit as lk
+    >>> result = lk.experiments.efr_tournament("kuhn_poker", ["cf", "bps"], ["cf", "bps"],
+    ...                                         rounds=10, executor="serial", progress=False)
+    >>> result.mean["cf"]["cf"]
+    0.0
+
+`efr_tournament` plays EFR variants against each other (Morrill et al., 2021: fixed and
+simultaneous regimes, Figure E.5 and Table 2); the result prints as a table in the paper's
+units, writes CSV/JSON and draws a heatmap. The command line does the same:
+
+    python -m labkit.experiments efr --game leduc_poker --regime fixed --rounds 500
+
+Cached tables (the paper's Leduc and goofspiel runs) live in the repository's data/efr/;
+`load_cached` reads them.
+"""
+from labkit.experiments.plot import heatmap
+from labkit.experiments.results import UNITS, TournamentResult, convert, default_units
+from labkit.experiments.tournament import (FIGURE_E5_VARIANTS, REGIMES, TABLE_2_VARIANTS, efr_learner,
+                                           efr_tournament, load_game, seat_values)
+
+__all__ = ["efr_tournament", "TournamentResult", "heatmap", "seat_values", "efr_learner", "load_game",
+           "convert", "default_units", "UNITS", "REGIMES", "FIGURE_E5_VARIANTS", "TABLE_2_VARIANTS"]

@@ -1,0 +1,96 @@
+"""Command line: ``python -m labkit.experiments efr --game leduc_poker --regime fixed --rounds 500``.
+
+Prints the table in the paper's units (Leduc in milli-big-blinds, goofspiel in win %) with the
+avg column and avg row, and optionally writes JSON (per-round values), CSV (means) and a heatmap.
+``--workers N`` sets the number of processes (1 = serial); ``--scheduler ADDRESS`` sends the work
+to a running Dask cluster instead (``dask scheduler`` / ``dask worker ADDRESS`` on the machines).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from labkit.experiments.results import UNITS
+from labkit.experiments.tournament import FIGURE_E5_VARIANTS, REGIMES, efr_tournament
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="python -m labkit.experiments",
+                                     description="The EFR paper's experiments (Morrill et al., 2021).")
+    commands = parser.add_subparsers(dest="command", required=True)
+    efr = commands.add_parser("efr", help="every EFR variant against every EFR variant",
+                              description="Rows learn against columns for R rounds; prints the mean table.")
+    efr.add_argument("--game", default="leduc_poker",
+                     help="game string, e.g. leduc_poker or "
+                          "'goofspiel(num_cards=5,players=2,points_order=ascending,imp_info=True)'")
+    efr.add_argument("--regime", choices=REGIMES, default="fixed")
+    efr.add_argument("--rounds", type=int, default=500)
+    efr.add_argument("--rows", nargs="+", default=list(FIGURE_E5_VARIANTS), metavar="NAME",
+                     help="row variants (default: the 11 of Figure E.5)")
+    efr.add_argument("--columns", nargs="+", default=None, metavar="NAME",
+                     help="column variants (default: the rows)")
+    efr.add_argument("--workers", type=int, default=None,
+                     help=f"worker processes (default os.cpu_count() = {os.cpu_count()}; 1 = serial)")
+    efr.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="run on a Dask cluster, e.g. tcp://10.0.0.1:8786 (needs dask[distributed])")
+    efr.add_argument("--rows-per-unit", type=int, default=None,
+                     help="fixed regime: rows per work unit (default all: one self-play per column)")
+    efr.add_argument("--out", default=None, metavar="PATH.json",
+                     help="write the result as JSON (per-round values) and the means as CSV beside it")
+    efr.add_argument("--heatmap", default=None, metavar="PATH.png", help="save a heatmap of the table")
+    efr.add_argument("--units", choices=list(UNITS), default=None,
+                     help="table units (default: mbb for Leduc, win%% for goofspiel, else raw)")
+    efr.add_argument("--digits", type=int, default=None)
+    efr.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def run_efr(args):
+    """Run one tournament as described by parsed `args`; returns the TournamentResult."""
+    executor, client = args.workers, None
+    if args.scheduler:
+        from distributed import Client
+        client = Client(args.scheduler)
+        executor = client.get_executor()
+    try:
+        result = efr_tournament(args.game, args.rows, args.columns or args.rows, regime=args.regime,
+                                rounds=args.rounds, executor=executor, progress=not args.quiet,
+                                rows_per_unit=args.rows_per_unit)
+    finally:
+        if client is not None:
+            client.close()
+    result.metadata["command"] = "python -m labkit.experiments " + " ".join(_quote(a) for a in args.argv)
+    if args.out:
+        stem = args.out[:-5] if args.out.endswith(".json") else args.out
+        os.makedirs(os.path.dirname(stem) or ".", exist_ok=True)
+        result.to_json(stem + ".json")
+        result.to_csv(stem + ".csv")
+    if args.heatmap:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        image = result.heatmap(units=args.units)
+        image.figure.tight_layout()
+        image.figure.savefig(args.heatmap, dpi=120)
+        plt.close(image.figure)
+    return result
+
+
+def _quote(arg):
+    return f"'{arg}'" if any(ch in arg for ch in " ()=,") else arg
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    if args.command == "efr":
+        result = run_efr(args)
+        print(result.table(units=args.units, digits=args.digits))
+        print(f"({result.metadata['seconds']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

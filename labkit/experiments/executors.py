@@ -1,0 +1,105 @@
+"""Run independent work units on a `concurrent.futures`-style executor, with a progress bar.
+
+The tournament code only needs ``executor.submit(fn, unit)`` returning a future with
+``.result()``. That is the interface of the standard library's ProcessPoolExecutor, of Dask
+(``distributed.Client(...).get_executor()``) and of Ray's executor, so the same experiment
+runs on a laptop or on a cluster:
+
+    >>> from labkit.experiments.executors import run_units
+    >>> run_units(abs, [-1, -2, 3], executor="serial", progress=False)
+    [1, 2, 3]
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+
+
+def _progress_bar(total, desc, enabled):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, unit="entry")
+
+
+def resolve_executor(executor, num_units):
+    """(executor or None for serial, whether we own it and must shut it down).
+
+    executor : None, "serial", int or an object with ``submit``
+        None: a ProcessPoolExecutor with os.cpu_count() workers (serial when there is one core
+        or one unit); "serial" or 1: in this process; an int n > 1: n worker processes;
+        anything with a ``submit`` method: used as is, and left running.
+    """
+    if executor is None:
+        workers = min(os.cpu_count() or 1, num_units)
+        return (cf.ProcessPoolExecutor(max_workers=workers), True) if workers > 1 else (None, False)
+    if isinstance(executor, str):
+        if executor != "serial":
+            raise ValueError(f"executor must be None, 'serial', a number of workers or an executor "
+                             f"object with a submit() method; got the string {executor!r}")
+        return None, False
+    if isinstance(executor, bool):
+        raise TypeError("executor must be None, 'serial', an int or an executor object, not a bool")
+    if isinstance(executor, int):
+        if executor < 1:
+            raise ValueError(f"the number of workers must be at least 1, got {executor}")
+        workers = min(executor, num_units)
+        return (cf.ProcessPoolExecutor(max_workers=workers), True) if workers > 1 else (None, False)
+    if callable(getattr(executor, "submit", None)):
+        return executor, False
+    raise TypeError(f"executor must be None, 'serial', an int or an object with a submit() method "
+                    f"(concurrent.futures, dask's client.get_executor(), ...), got {type(executor).__name__}")
+
+
+def run_units(function, units, executor=None, progress=True, desc=None, weights=None):
+    """``[function(u) for u in units]``, possibly in parallel; results come back in unit order.
+
+    Parameters
+    ----------
+    function : module-level callable
+        Must be picklable (worker processes import it by name).
+    units : list
+        Picklable arguments, one call each.
+    executor : see `resolve_executor`.
+    progress : bool
+        Show a tqdm bar that advances by ``weights[k]`` when unit k finishes.
+    weights : list of int, optional
+        What each unit is worth on the bar (default 1 each).
+    """
+    units = list(units)
+    weights = [1] * len(units) if weights is None else list(weights)
+    bar = _progress_bar(sum(weights), desc, progress)
+    pool, owned = resolve_executor(executor, len(units))
+    results = [None] * len(units)
+    try:
+        if pool is None:
+            for k, unit in enumerate(units):
+                results[k] = function(unit)
+                if bar is not None:
+                    bar.update(weights[k])
+        else:
+            futures = {pool.submit(function, unit): k for k, unit in enumerate(units)}
+            try:
+                for future in _completed(futures):
+                    k = futures[future]
+                    results[k] = future.result()
+                    if bar is not None:
+                        bar.update(weights[k])
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    finally:
+        if bar is not None:
+            bar.close()
+        if owned:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return results
+
+
+def _completed(futures):
+    """Futures in the order they finish when they are standard-library futures (Dask's and
+    Ray's executors return those too); otherwise in submission order."""
+    if all(isinstance(f, cf.Future) for f in futures):
+        return cf.as_completed(futures)
+    return iter(futures)

@@ -1,0 +1,181 @@
+"""The result of a tournament: per-round values, means, tables in the paper's units, files.
+
+Entry [R][C] is what the row variant R earns against the column variant C, averaged over the
+seats R can take. The paper's summaries (Morrill et al., 2021, Figure E.5 and Table 2):
+
+* entry      = mean over rounds t = 0..T-1 of the per-round seat-averaged payoff;
+* avg column = mean of a row over all columns, the diagonal included;
+* avg row    = mean of a column over all rows;
+* corner     = mean of the column means (the mean of the whole table).
+
+Units: Leduc poker in milli-big-blinds (payoff x 1000; the 1-chip ante counts as the big blind),
+goofspiel in win % ((v + 1) / 2 x 100, v the win/loss payoff in [-1, 1]), anything else raw.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# units name -> (function of the raw payoff, label for tables and axes)
+UNITS = {
+    "raw": (lambda v: v, "payoff"),
+    "chips": (lambda v: v, "chips"),
+    "mbb": (lambda v: 1000.0 * v, "milli-big-blinds"),
+    "win%": (lambda v: 50.0 * (v + 1.0), "win %"),
+}
+DEFAULT_DIGITS = {"raw": 4, "chips": 4, "mbb": 1, "win%": 2}
+
+
+def default_units(game):
+    """The paper's units for a game spec: "mbb" for Leduc, "win%" for goofspiel, else "raw"."""
+    name = str(game).split("(")[0].strip().removeprefix("openspiel:")
+    return {"leduc_poker": "mbb", "goofspiel": "win%"}.get(name, "raw")
+
+
+def convert(values, units):
+    """Raw payoffs -> the named units (see `UNITS`)."""
+    if units not in UNITS:
+        raise ValueError(f"unknown units {units!r}; choose one of {', '.join(UNITS)}")
+    return UNITS[units][0](np.asarray(values, dtype=float))
+
+
+@dataclass
+class TournamentResult:
+    """Payoffs of every row variant against every column variant.
+
+    Attributes
+    ----------
+    game : str
+        The game spec the learners played.
+    regime : {"fixed", "simultaneous"}
+    rounds : int
+    rows, columns : list of str
+    per_round : dict row -> dict column -> (rounds,) array
+        Seat-averaged expected payoff of round t (t = 0 is the uniform start), raw units.
+    mean : dict row -> dict column -> float
+        ``per_round[row][col].mean()``, raw units.
+    metadata : dict
+        How it was produced (labkit version, wall time, workers, ...).
+    """
+
+    game: str
+    regime: str
+    rounds: int
+    rows: list
+    columns: list
+    per_round: dict
+    metadata: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.rows, self.columns = list(self.rows), list(self.columns)
+        self.per_round = {r: {c: np.asarray(self.per_round[r][c], dtype=float) for c in self.columns}
+                          for r in self.rows}
+        for r in self.rows:
+            for c in self.columns:
+                if self.per_round[r][c].shape != (self.rounds,):
+                    raise ValueError(f"per_round[{r!r}][{c!r}] has shape {self.per_round[r][c].shape}, "
+                                     f"expected ({self.rounds},)")
+        self.mean = {r: {c: float(self.per_round[r][c].mean()) for c in self.columns} for r in self.rows}
+
+    # ------------------------------------------------------------------ arrays
+    @property
+    def units(self):
+        """The paper's units for this game (see `default_units`)."""
+        return default_units(self.game)
+
+    def matrix(self, units="raw"):
+        """(rows, columns) array of the means in `units`."""
+        return convert([[self.mean[r][c] for c in self.columns] for r in self.rows], units)
+
+    def with_averages(self, units="raw"):
+        """(rows + 1, columns + 1) array: the means, the avg column (row means, last column),
+        the avg row (column means, last row) and in the corner the mean of the column means."""
+        m = self.matrix(units)
+        out = np.empty((m.shape[0] + 1, m.shape[1] + 1))
+        out[:-1, :-1] = m
+        out[:-1, -1] = m.mean(axis=1)
+        out[-1, :-1] = m.mean(axis=0)
+        out[-1, -1] = out[-1, :-1].mean()
+        return out
+
+    def per_round_array(self, units="raw"):
+        """(rows, columns, rounds) array of the per-round values in `units`."""
+        return convert([[self.per_round[r][c] for c in self.columns] for r in self.rows], units)
+
+    def subset(self, rows=None, columns=None, rounds=None):
+        """The same result restricted to some rows, columns and the first `rounds` rounds."""
+        rows = self.rows if rows is None else list(rows)
+        columns = self.columns if columns is None else list(columns)
+        rounds = self.rounds if rounds is None else int(rounds)
+        missing = [n for n in rows if n not in self.rows] + [n for n in columns if n not in self.columns]
+        if missing or not 0 < rounds <= self.rounds:
+            raise ValueError(f"cannot take rows/columns {missing} or {rounds} rounds from a result with rows "
+                             f"{self.rows}, columns {self.columns} and {self.rounds} rounds")
+        per_round = {r: {c: self.per_round[r][c][:rounds] for c in columns} for r in rows}
+        return TournamentResult(self.game, self.regime, rounds, rows, columns, per_round, dict(self.metadata))
+
+    # ------------------------------------------------------------------ text
+    def table(self, units=None, digits=None):
+        """The table as text, with the avg column and avg row, in `units` (default: the paper's)."""
+        units = units or self.units
+        digits = DEFAULT_DIGITS.get(units, 4) if digits is None else digits
+        m = self.with_averages(units)
+        labels = [_label(r) for r in self.rows] + ["avg"]
+        heads = [_label(c) for c in self.columns] + ["avg"]
+        cells = [[f"{v:.{digits}f}" for v in row] for row in m]
+        width = max(len(s) for s in heads + [c for row in cells for c in row])
+        first = max(len(s) for s in labels + ["row \\ column"])
+        title = (f"{self.game}, {self.regime} regime, mean over rounds 0..{self.rounds - 1}, "
+                 f"{UNITS[units][1]}")
+        lines = [title, "row \\ column".ljust(first) + "".join(h.rjust(width + 2) for h in heads)]
+        for label, row in zip(labels, cells):
+            lines.append(label.ljust(first) + "".join(c.rjust(width + 2) for c in row))
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.table()
+
+    # ------------------------------------------------------------------ files
+    def to_csv(self, path, units=None):
+        """Write the table of means with its avg column and row, full precision, in `units`."""
+        units = units or self.units
+        m = self.with_averages(units)
+        with open(path, "w", newline="") as fh:
+            out = csv.writer(fh)
+            out.writerow([f"row \\ column ({units})"] + [_label(c) for c in self.columns] + ["avg"])
+            for label, row in zip([_label(r) for r in self.rows] + ["avg"], m):
+                out.writerow([label] + [repr(float(v)) for v in row])
+
+    def to_dict(self):
+        return {"game": self.game, "regime": self.regime, "rounds": self.rounds, "rows": self.rows,
+                "columns": self.columns, "units_of_values": "raw payoff (game units)",
+                "mean": self.mean,
+                "per_round": {r: {c: self.per_round[r][c].tolist() for c in self.columns} for r in self.rows},
+                "metadata": self.metadata}
+
+    def to_json(self, path):
+        """Write everything (per-round values at full precision) as JSON; `from_json` reads it back."""
+        with open(path, "w") as fh:
+            json.dump(self.to_dict(), fh, indent=1)
+            fh.write("\n")
+
+    @classmethod
+    def from_json(cls, path):
+        with open(path) as fh:
+            data = json.load(fh)
+        return cls(data["game"], data["regime"], data["rounds"], data["rows"], data["columns"],
+                   data["per_round"], data.get("metadata", {}))
+
+    # ------------------------------------------------------------------ plot
+    def heatmap(self, ax=None, units=None, **kwargs):
+        """Draw the table as a heatmap (see `labkit.experiments.heatmap`)."""
+        from labkit.experiments.plot import heatmap
+        return heatmap(self, ax=ax, units=units, **kwargs)
+
+
+def _label(name):
+    """Variant names in the paper's spelling: "cf_ex+in" -> "CF_EX+IN"."""
+    return name.upper() if isinstance(name, str) else str(name)

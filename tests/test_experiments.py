@@ -1,0 +1,231 @@
+"""Tests of labkit.experiments: the EFR paper's tournament runner.
+
+Two kinds of learners play here. Hand-made learners with known behaviour (a constant strategy,
+a cycle, a best responder) check the protocol itself: seat averaging, the fixed and simultaneous
+regimes, aggregation, units and files, against numbers computed by hand. EFR learners check the
+paper's numbers (reference/efr_paper.md: per-round anchors and Figure E.5) and the cached tables
+in data/efr/.
+"""
+import concurrent.futures as cf
+import json
+import multiprocessing
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import labkit as lk
+from labkit.experiments import TournamentResult, efr_tournament, seat_values
+from labkit.experiments.executors import resolve_executor, run_units
+from labkit.experiments.tournament import FixedUnit, PairUnit, game_spec, run_fixed_unit
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------------------- hand-made learners
+class _Learner:
+    """Common part: a joint profile over every seat, rebuilt by `_set`."""
+
+    def __init__(self, game, name):
+        self.game, self.name, self.updates = game, name, 0
+        self.probs = lk.uniform_policy(game).probs.copy()
+
+    def current_policy(self):
+        return lk.TabularPolicy(self.game, self.probs, check=False)
+
+    def _play(self, action):
+        self.probs = np.zeros_like(self.probs)
+        self.probs[:, action] = 1.0
+
+
+class Constant(_Learner):
+    """"a<k>" plays action k at every infoset, always."""
+
+    def __init__(self, game, name):
+        super().__init__(game, name)
+        self._play(int(name[1:]))
+
+    def update(self, opponents):
+        self.updates += 1
+
+
+class Cycle(_Learner):
+    """Plays action (number of updates so far) mod 3: rock, paper, scissors, rock, ..."""
+
+    def __init__(self, game, name):
+        super().__init__(game, name)
+        self._play(0)
+
+    def update(self, opponents):
+        self.updates += 1
+        self._play(self.updates % 3)
+
+
+class BestResponder(_Learner):
+    """Starts uniform; each update, every seat best-responds to `opponents` (ties: lowest action)."""
+
+    def update(self, opponents):
+        self.updates += 1
+        new = self.probs.copy()
+        for p in range(self.game.num_players):
+            mine = self.game.infosets_of(p)
+            new[mine] = lk.best_response(self.game, opponents, p).policy.probs[mine]
+        self.probs = new
+
+
+def toy_learner(game, name):
+    return {"cycle": Cycle, "br": BestResponder}.get(name, Constant)(game, name)
+
+
+# an asymmetric general-sum 2x2 game: row payoffs A, column payoffs B
+A = np.array([[4.0, 1.0], [2.0, 3.0]])
+B = np.array([[0.0, 6.0], [9.0, 2.0]])
+
+
+@pytest.fixture(scope="module")
+def asymmetric():
+    return lk.games.load(lk.games.MatrixGame(A, B, name="asymmetric_2x2"))
+
+
+# ---------------------------------------------------------------------------- protocol, by hand
+def test_seat_values_put_the_learner_in_each_seat(asymmetric):
+    x = lk.TabularPolicy.pure(asymmetric, [0, 0])      # learner: action 0 in both seats
+    y = lk.TabularPolicy.pure(asymmetric, [1, 1])      # the others: action 1 in both seats
+    # seat 0: learner plays row 0 against column 1 -> A[0, 1]; seat 1: column 0 against row 1 -> B[1, 0]
+    np.testing.assert_array_equal(seat_values(asymmetric, x, y), [A[0, 1], B[1, 0]])
+
+
+@pytest.mark.parametrize("regime", ["fixed", "simultaneous"])
+def test_constant_learners_table_and_averages_by_hand(asymmetric, regime):
+    names = ["a0", "a1"]
+    result = efr_tournament(asymmetric, names, names, regime=regime, rounds=4, executor="serial",
+                            progress=False, learner=toy_learner)
+    # [r][c] = (A[r, c] + B[c, r]) / 2: seat 0 earns A[r, c], seat 1 earns B[c, r]
+    by_hand = [[(4 + 0) / 2, (1 + 9) / 2], [(2 + 6) / 2, (3 + 2) / 2]]
+    np.testing.assert_array_equal(result.matrix(), by_hand)
+    assert result.mean["a0"]["a1"] == 5.0
+    np.testing.assert_array_equal(result.per_round["a1"]["a0"], [4.0] * 4)
+    full = result.with_averages()
+    np.testing.assert_array_equal(full[:, -1], [(2 + 5) / 2, (4 + 2.5) / 2, 3.375])  # avg column
+    np.testing.assert_array_equal(full[-1, :], [(2 + 4) / 2, (5 + 2.5) / 2, 3.375])  # avg row, corner
+
+
+def test_fixed_regime_replays_the_column_self_play():
+    rps = lk.games.load("rock_paper_scissors")
+    # the best responder's self-play: uniform, then rock (every action ties against uniform: the
+    # lowest), paper, scissors, rock, ...; the cycle plays rock, paper, scissors from t = 0, so from
+    # t = 1 on it always plays the action that beats the column's: +1 in both seats.
+    result = efr_tournament("rock_paper_scissors", ["cycle", "br"], ["br"], regime="fixed", rounds=7,
+                            executor="serial", progress=False, learner=toy_learner)
+    np.testing.assert_array_equal(result.per_round["cycle"]["br"], [0, 1, 1, 1, 1, 1, 1])
+    np.testing.assert_array_equal(result.per_round["br"]["br"], np.zeros(7))
+    assert result.mean["cycle"]["br"] == 6 / 7
+    # one unit per column steps all rows with a single replay of the column
+    out = run_fixed_unit(FixedUnit(game_spec(rps), "br", ("cycle", "br"), 7, toy_learner))
+    np.testing.assert_array_equal(out["cycle"], result.per_round["cycle"]["br"])
+
+
+def test_simultaneous_regime_freezes_both_learners():
+    # the best responder answers the cycle's frozen action of round t with the action that beats
+    # it; at t + 1 the cycle has moved on to exactly that action: a tie. A learner that saw the
+    # other's post-update strategy would win every round instead.
+    result = efr_tournament("rock_paper_scissors", ["cycle", "br"], ["cycle", "br"], regime="simultaneous",
+                            rounds=6, executor="serial", progress=False, learner=toy_learner)
+    np.testing.assert_array_equal(result.per_round["br"]["cycle"], np.zeros(6))
+    np.testing.assert_array_equal(result.per_round["cycle"]["br"], np.zeros(6))
+    # the cycle against itself: both copies play the same action, a tie every round
+    np.testing.assert_array_equal(result.per_round["cycle"]["cycle"], np.zeros(6))
+
+
+def test_simultaneous_entries_come_in_pairs(asymmetric):
+    result = efr_tournament(asymmetric, ["a0", "a1"], ["a1"], regime="simultaneous", rounds=3,
+                            executor="serial", progress=False, learner=toy_learner)
+    assert result.mean == {"a0": {"a1": 5.0}, "a1": {"a1": 2.5}}
+
+
+# ---------------------------------------------------------------------------- executors
+def test_process_pool_gives_the_serial_result(asymmetric):
+    args = dict(rows=["a0", "a1", "cycle"], columns=["a1", "cycle"], rounds=5, progress=False,
+                learner=toy_learner)
+    serial = efr_tournament("rock_paper_scissors", regime="simultaneous", executor="serial", **args)
+    pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
+    with pool:
+        parallel = efr_tournament("rock_paper_scissors", regime="simultaneous", executor=pool, **args)
+    assert parallel.mean == serial.mean
+    two = efr_tournament("rock_paper_scissors", regime="fixed", executor=2, rows_per_unit=1, **args)
+    one = efr_tournament("rock_paper_scissors", regime="fixed", executor=1, **args)
+    assert two.mean == one.mean
+
+
+def test_work_units_carry_the_game_string_and_pickle():
+    unit = FixedUnit(game_spec("leduc_poker"), "cf", ("cf", "bps"), 10)
+    assert unit.game == "leduc_poker"
+    assert len(pickle.dumps(unit)) < 500           # the spec, not the 1 MB tree
+    assert game_spec(lk.games.load("kuhn_poker")) == "kuhn_poker"
+    assert pickle.loads(pickle.dumps(PairUnit("kuhn_poker", "cf", "bhv", 3))).column == "bhv"
+
+
+def test_executor_choices_are_validated():
+    assert resolve_executor("serial", 5) == (None, False)
+    assert resolve_executor(1, 5) == (None, False)
+    with pytest.raises(ValueError, match="serial"):
+        resolve_executor("threads", 5)
+    with pytest.raises(ValueError, match="at least 1"):
+        resolve_executor(0, 5)
+    with pytest.raises(TypeError, match="submit"):
+        resolve_executor(object(), 5)
+    assert run_units(abs, [-3, 2], executor="serial", progress=False) == [3, 2]
+
+
+def test_bad_arguments_are_refused(asymmetric):
+    kw = dict(executor="serial", progress=False, learner=toy_learner)
+    with pytest.raises(ValueError, match="regime"):
+        efr_tournament(asymmetric, ["a0"], ["a0"], regime="sequential", **kw)
+    with pytest.raises(ValueError, match="rounds"):
+        efr_tournament(asymmetric, ["a0"], ["a0"], rounds=0, **kw)
+    with pytest.raises(ValueError, match="more than once"):
+        efr_tournament(asymmetric, ["a0", "a0"], ["a0"], **kw)
+    with pytest.raises(ValueError, match="unknown game"):
+        efr_tournament("chess", ["a0"], ["a0"], **kw)
+    with pytest.raises(TypeError, match="game string"):
+        efr_tournament(3, ["a0"], ["a0"], **kw)
+
+
+# ---------------------------------------------------------------------------- units and files
+def test_units_follow_the_paper():
+    result = TournamentResult("leduc_poker", "fixed", 2, ["cf"], ["bps"], {"cf": {"bps": [0.01, 0.03]}})
+    assert result.units == "mbb" and result.table().splitlines()[-1].split()[-1] == "20.0"
+    goof = TournamentResult("goofspiel(num_cards=5,imp_info=True)", "fixed", 1, ["cf"], ["cf"],
+                            {"cf": {"cf": [0.2]}})
+    assert goof.units == "win%" and goof.matrix("win%")[0, 0] == pytest.approx(60.0)
+    assert lk.experiments.convert(-1.0, "win%") == 0.0
+    with pytest.raises(ValueError, match="units"):
+        lk.experiments.convert(1.0, "bb/100")
+
+
+def test_json_and_csv_round_trip(tmp_path, asymmetric):
+    result = efr_tournament(asymmetric, ["a0", "a1"], ["a0", "a1"], rounds=3, executor="serial",
+                            progress=False, learner=toy_learner)
+    result.to_json(tmp_path / "r.json")
+    back = TournamentResult.from_json(tmp_path / "r.json")
+    assert back.mean == result.mean and back.rows == ["a0", "a1"] and back.rounds == 3
+    result.to_csv(tmp_path / "r.csv", units="raw")
+    lines = (tmp_path / "r.csv").read_text().splitlines()
+    assert lines[0] == "row \\ column (raw),A0,A1,avg"
+    assert lines[1] == "A0,2.0,5.0,3.5" and lines[3] == "avg,3.0,3.75,3.375"
+    assert json.loads((tmp_path / "r.json").read_text())["per_round"]["a0"]["a1"] == [5.0, 5.0, 5.0]
+
+
+def test_heatmap_draws_the_table_with_averages(asymmetric):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    result = efr_tournament(asymmetric, ["a0", "a1"], ["a0", "a1"], rounds=2, executor="serial",
+                            progress=False, learner=toy_learner)
+    fig, ax = plt.subplots()
+    image = result.heatmap(ax=ax, units="raw")
+    np.testing.assert_array_equal(image.get_array(), result.with_averages())
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["A0", "A1", "avg"]
+    assert "5.0000" in [t.get_text() for t in ax.texts]
+    plt.close(fig)
