@@ -1,0 +1,250 @@
+"""The deviation types of EFR as arrays: which time-selection weights and which action
+transformations every decision point of a game carries.
+
+Morrill et al. (2021), "Efficient Deviation Types and Learning for Hindsight Rationality in
+Extensive-Form Games". Notation of ``shared/EFR.md``:
+
+* A *decision point* is an infoset with at least two legal actions. Only decision points learn,
+  and only they count as predecessors.
+* The predecessors of a decision point I are its player's earlier decision points on the way to I,
+  ``(I_1, a_1), ..., (I_d, a_d)``, with a_k the action at I_k that leads toward I.
+* A *transformation sequence* s says what the deviation does at every predecessor: follow the
+  strategy (identity), play a_k whatever the strategy says (external), or move the probability of
+  one action b != a_k onto a_k (an informed trigger). Its weight, the probability that the
+  deviated strategy plays to I, is a product of the player's own action probabilities:
+
+      w_I(s; pi) = prod_k f_k,   f_k = pi(a_k | I_k) (identity), 1 (external), pi(b | I_k) (trigger).
+
+  So a sequence is stored as the list of flat sequence indices ``I_k * A + x`` whose probabilities
+  multiply into its weight.
+* Each sequence is paired with external transformations ("every action becomes b"), internal ones
+  ("a becomes b", a != b), or both.
+
+`deviation_structure(game, kind)` builds, once per game and type, one *row* per (infoset, sequence)
+pair, sorted by player, then by own depth d (number of predecessors), then by infoset, so that a
+top-down pass handles one contiguous block of rows per (player, depth).
+"""
+from __future__ import annotations
+
+import enum
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class DeviationType(str, enum.Enum):
+    """The deviation types of EFR (rows of the table in ``shared/EFR.md``)."""
+
+    ACT = "act"                  # blind action
+    ACT_IN = "act_in"            # informed action
+    CF = "cf"                    # blind counterfactual: EFR-cf is vanilla CFR
+    CF_IN = "cf_in"              # informed counterfactual
+    CF_EX_IN = "cf_ex+in"
+    BPS = "bps"                  # blind partial sequence
+    CFPS = "cfps"                # counterfactual partial sequence
+    CFPS_EX_IN = "cfps_ex+in"
+    CSPS = "csps"                # causal partial sequence
+    TIPS = "tips"                # twice informed partial sequence
+    TIPS_EX_IN = "tips_ex+in"
+    BHV = "bhv"                  # (single-target) behavioral
+
+    def __str__(self):
+        return self.value
+
+
+DEVIATION_NAMES = tuple(t.value for t in DeviationType)
+
+
+def parse_deviation_type(deviations) -> DeviationType:
+    """A `DeviationType` from itself or its name ("tips", "TIPS_EX+IN", "cf_ex_in" ...).
+
+    Raises ValueError listing the valid names for anything else.
+    """
+    if isinstance(deviations, DeviationType):
+        return deviations
+    if isinstance(deviations, str):
+        key = deviations.strip().lower()
+        key = key.replace("_ex_in", "_ex+in")
+        for kind in DeviationType:
+            if key in (kind.value, kind.name.lower()):
+                return kind
+    raise ValueError(f"unknown deviation type {deviations!r}; valid names are {', '.join(DEVIATION_NAMES)}")
+
+
+# which action transformations a sequence is paired with
+EXTERNAL, INTERNAL, BOTH = 1, 2, 3
+
+
+def _sequences(kind, preds, legal, A):
+    """The transformation sequences of one decision point as (factor list, transformation group).
+
+    preds : list of (I_k, a_k) decision-point predecessors, from the first decision down.
+    legal : function I -> its legal action ids.
+    """
+    d = len(preds)
+    path = [I * A + a for I, a in preds]
+    # BPS sequence k (k = 1..d+1): follow the strategy before I_k, play straight to I from I_k on
+    bps = [path[:k] for k in range(d + 1)]                 # bps[0] all external, bps[d] identity
+    triggers = [path[:k] + [I * A + b] for k, (I, a) in enumerate(preds) for b in legal(I) if b != a]
+    K = DeviationType
+    if kind is K.ACT:
+        return [(path, EXTERNAL)]
+    if kind is K.ACT_IN:
+        return [(path, INTERNAL)]
+    if kind is K.CF:
+        return [([], EXTERNAL)]
+    if kind is K.CF_IN:
+        return [([], INTERNAL)]
+    if kind is K.CF_EX_IN:
+        return [([], BOTH)]
+    if kind is K.BPS:
+        return [(s, EXTERNAL) for s in bps]
+    if kind is K.CFPS:
+        return [(s, INTERNAL) for s in bps]
+    if kind is K.CFPS_EX_IN:
+        return [(s, BOTH) for s in bps]
+    if kind is K.CSPS:
+        # external on every sequence except the identity one (internal only there)
+        return [(s, EXTERNAL) for s in bps[:d]] + [(bps[d], INTERNAL)] + [(s, EXTERNAL) for s in triggers]
+    if kind is K.TIPS:
+        return [(s, INTERNAL) for s in bps + triggers]
+    if kind is K.TIPS_EX_IN:
+        return [(s, BOTH) for s in bps + triggers]
+    if kind is K.BHV:
+        # every tuple (b_1..b_d): b_k = a_k is the identity at I_k, b_k != a_k the trigger b_k -> a_k
+        choices = [[I * A + b for b in legal(I)] for I, _ in preds]
+        return [(list(s), INTERNAL) for s in itertools.product(*choices)]
+    raise AssertionError(kind)
+
+
+@dataclass(eq=False)
+class DeviationStructure:
+    """Rows (infoset, transformation sequence) of one deviation type on one game.
+
+    Attributes (R rows, S transformation slots)
+    ----------
+    kind : DeviationType
+    num_actions : int
+        A, the game's number of distinct actions.
+    has_external, has_internal : bool
+        Which transformation slots exist: slots 0..A-1 are "every action becomes b" (if external),
+        then A*A slots "a becomes b" at offset ``internal_offset + a * A + b`` (if internal).
+    num_slots : int
+    row_infoset : (R,) int
+    row_factors : (R, max_depth) int
+        Flat indices into the extended probability vector (probs.ravel() followed by a 1.0 at
+        index ``one``) whose product is the row's weight; padded with ``one``.
+    row_active : (R, S) bool
+        Transformations paired with the row (legal ones only, never the identity).
+    blocks : dict player -> list of (row slice, infosets, starts)
+        One entry per own depth d, top-down: the rows of the player's decision points with d
+        predecessors, those infosets in order, and where each infoset's rows start (relative
+        to the slice, for np.add.reduceat).
+    decision_points : (D,) int
+        Infosets with at least two legal actions.
+    predecessors : dict infoset -> list of (I_k, a_k)
+    """
+
+    kind: DeviationType
+    num_actions: int
+    has_external: bool
+    has_internal: bool
+    num_slots: int
+    internal_offset: int
+    one: int
+    row_infoset: np.ndarray
+    row_factors: np.ndarray
+    row_active: np.ndarray
+    blocks: dict
+    decision_points: np.ndarray
+    predecessors: dict
+
+    @property
+    def num_rows(self):
+        return len(self.row_infoset)
+
+    def num_regrets(self):
+        """Number of (infoset, sequence, transformation) regrets."""
+        return int(self.row_active.sum())
+
+
+def decision_point_predecessors(game):
+    """{decision point I: [(I_1, a_1), ..., (I_d, a_d)]}, its player's earlier decision points.
+
+    Infosets with a single legal action are passed through: they are nobody's decision.
+    """
+    A = game.num_actions
+    decision = game.num_legal >= 2
+    preds = {}
+    for I in np.flatnonzero(decision):
+        chain = []
+        seq = game.infoset_parent_seq[I]
+        while seq >= 0:
+            J, a = divmod(int(seq), A)
+            if decision[J]:
+                chain.append((J, a))
+            seq = game.infoset_parent_seq[J]
+        preds[int(I)] = chain[::-1]
+    return preds
+
+
+def deviation_structure(game, deviations) -> DeviationStructure:
+    """Build (or fetch from the game's cache) the row structure of a deviation type."""
+    kind = parse_deviation_type(deviations)
+    cache = game.__dict__.setdefault("_efr_structure_cache", {})
+    if kind not in cache:
+        cache[kind] = _build(game, kind)
+    return cache[kind]
+
+
+def _build(game, kind):
+    A = game.num_actions
+    K = DeviationType
+    has_external = kind in (K.ACT, K.CF, K.CF_EX_IN, K.BPS, K.CFPS_EX_IN, K.CSPS, K.TIPS_EX_IN)
+    has_internal = kind not in (K.ACT, K.CF, K.BPS)
+    internal_offset = A if has_external else 0
+    num_slots = internal_offset + (A * A if has_internal else 0)
+    one = game.num_infosets * A
+    legal_sets = [np.flatnonzero(row) for row in game.legal_mask]
+    preds = decision_point_predecessors(game)
+    depth = {I: len(p) for I, p in preds.items()}
+    max_depth = max(depth.values(), default=0)
+
+    # the slots each group activates, per infoset (legal actions only, no identity)
+    def slot_mask(I, group):
+        mask = np.zeros(num_slots, dtype=bool)
+        legal = game.legal_mask[I]
+        if group & EXTERNAL:
+            mask[:A] = legal
+        if group & INTERNAL:
+            swap = np.outer(legal, legal) & ~np.eye(A, dtype=bool)
+            mask[internal_offset:] = swap.reshape(-1)
+        return mask
+
+    row_infoset, row_factors, row_active, blocks = [], [], [], {}
+    for player in range(game.num_players):
+        blocks[player] = []
+        for d in range(max_depth + 1):
+            infosets = [I for I in preds if game.infoset_player[I] == player and depth[I] == d]
+            if not infosets:
+                continue
+            start = len(row_infoset)
+            starts = []
+            for I in infosets:
+                starts.append(len(row_infoset) - start)
+                masks = {}
+                for factors, group in _sequences(kind, preds[I], lambda J: legal_sets[J], A):
+                    if group not in masks:
+                        masks[group] = slot_mask(I, group)
+                    row_infoset.append(I)
+                    row_factors.append(factors + [one] * (max_depth - len(factors)))
+                    row_active.append(masks[group])
+            blocks[player].append((slice(start, len(row_infoset)), np.asarray(infosets), np.asarray(starts)))
+    return DeviationStructure(
+        kind=kind, num_actions=A, has_external=has_external, has_internal=has_internal,
+        num_slots=num_slots, internal_offset=internal_offset, one=one,
+        row_infoset=np.asarray(row_infoset, dtype=np.int64),
+        row_factors=np.asarray(row_factors, dtype=np.int64).reshape(len(row_infoset), max_depth),
+        row_active=np.asarray(row_active, dtype=bool).reshape(len(row_infoset), num_slots),
+        blocks=blocks, decision_points=np.asarray(sorted(preds), dtype=np.int64), predecessors=preds)

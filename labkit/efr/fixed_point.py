@@ -1,0 +1,118 @@
+"""Exact regret matching over action transformations: the fixed point at one infoset, batched.
+
+Given nonnegative weights y_phi for the transformations phi of an infoset (EFR's
+``y_phi = sum_s w(s) max(R[s, phi], 0)``), regret matching plays a fixed point of
+
+    L(sigma) = (1 / z) sum_phi y_phi phi(sigma),      z = sum_phi y_phi,
+
+and the uniform distribution when z = 0 (Greenwald, Jafari and Marks, 2003). L is the transition
+of a Markov chain on the actions: an external transformation "every action becomes b" moves the
+mass of every action to b, an internal one "a becomes b" moves a's mass to b. A fixed point is a
+stationary distribution of that chain.
+
+The rule used here (deterministic, documented):
+
+1. Only external transformations carry weight, or the infoset has two actions: the chain has
+   a unique stationary distribution, sigma(b) = (mass moved onto b) / z, in closed form.
+2. Otherwise the chain's closed classes are found from the pattern of positive weights (exactly,
+   no tolerance). Transient actions get probability exactly 0. Each closed class C has a unique
+   stationary distribution pi_C, computed by the Grassmann-Taksar-Heyman (GTH) state reduction,
+   which never subtracts and so keeps the relative accuracy of every entry.
+3. With several closed classes the fixed point is not unique. We return the one of minimum
+   Euclidean norm, sigma = sum_C c_C pi_C with c_C proportional to 1 / ||pi_C||^2. This is, in
+   exact arithmetic, what the EFR authors' solver returns: the minimum-norm least-squares solution
+   of [L - I; 1^T] sigma = [0; 1] (their supports are disjoint, so the norm is sum c_C^2 ||pi_C||^2).
+
+Unlike a floating-point least-squares solve, steps 2 and 3 never put a 1e-17 on an action no
+closed class contains (see ``shared/reference/efr_paper.md`` section 2.3 for why that matters).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def transformation_fixed_point(y, legal, external_offset, internal_offset):
+    """Regret-matching strategies for a batch of infosets.
+
+    Parameters
+    ----------
+    y : (B, S) array, nonnegative
+        Weights of the transformation slots: if `external_offset` is not None, slots
+        ``external_offset + b`` are "every action becomes b"; if `internal_offset` is not None,
+        slots ``internal_offset + a * A + b`` are "a becomes b". Slots of illegal actions and
+        the diagonal a -> a must be 0.
+    legal : (B, A) bool
+
+    Returns
+    -------
+    (B, A) array: one distribution per infoset over its legal actions.
+    """
+    B, A = legal.shape
+    external = y[:, external_offset:external_offset + A] if external_offset is not None else np.zeros((B, A))
+    internal = (y[:, internal_offset:internal_offset + A * A].reshape(B, A, A)
+                if internal_offset is not None else None)
+    z = y.sum(axis=1)
+    # closed form: the mass that lands on each action b
+    inflow = external + internal.sum(axis=1) if internal is not None else external
+    positive = z > 0
+    uniform = legal / legal.sum(axis=1, keepdims=True)
+    sigma = np.where(positive[:, None], inflow / np.where(positive, z, 1.0)[:, None], uniform)
+    if internal is not None and A >= 3:
+        chain = positive & (legal.sum(axis=1) >= 3) & (internal > 0).any(axis=(1, 2))
+        if chain.any():
+            # P[l, b]: rate from action l to action b (off the diagonal)
+            moves = internal[chain] + external[chain][:, None, :] * legal[chain][:, :, None]
+            moves[:, np.arange(A), np.arange(A)] = 0.0
+            sigma[chain] = min_norm_stationary(moves, legal[chain])
+    return sigma
+
+
+def min_norm_stationary(moves, legal):
+    """Minimum-norm stationary distribution of Markov chains given by their off-diagonal rates.
+
+    Parameters
+    ----------
+    moves : (B, n, n) array, nonnegative; moves[l, b] is the rate from state l to state b
+        (the diagonal is ignored; only ratios matter).
+    legal : (B, n) bool; states outside it are ignored (probability 0).
+
+    Returns
+    -------
+    (B, n) array: sum over closed classes C of c_C pi_C, c_C proportional to 1 / ||pi_C||^2.
+    """
+    B, n = legal.shape
+    eye = np.eye(n, dtype=bool)
+    edge = (moves > 0) & ~eye
+    # reachability (reflexive, transitive closure) by repeated squaring
+    reach = edge | eye
+    for _ in range(max(1, int(np.ceil(np.log2(max(n - 1, 1)))))):
+        reach = reach | (np.matmul(reach.astype(np.int64), reach.astype(np.int64)) > 0)
+    back = reach.transpose(0, 2, 1)
+    # l is recurrent iff every state it reaches leads back to it
+    recurrent = legal & np.all(~reach | back, axis=2)
+    same_class = reach & back
+    root = np.argmax(same_class, axis=2)            # first (smallest) state of l's class
+    rates = moves * (recurrent[:, :, None] & recurrent[:, None, :] & ~eye)
+
+    # GTH state reduction: censor states n-1, ..., 1 one at a time; no subtraction anywhere
+    out_rate = np.zeros((B, n))
+    for k in range(n - 1, 0, -1):
+        s = rates[:, k, :k].sum(axis=1)
+        out_rate[:, k] = s
+        ratio = np.divide(rates[:, :k, k], s[:, None], out=np.zeros((B, k)), where=s[:, None] > 0)
+        rates[:, :k, :k] += ratio[:, :, None] * rates[:, k, None, :k]
+    x = np.zeros((B, n))
+    x[:, 0] = recurrent[:, 0]
+    for k in range(1, n):
+        s = out_rate[:, k]
+        inflow = np.einsum("bi,bi->b", x[:, :k], rates[:, :k, k])
+        # s = 0 at a recurrent state: it is the smallest state of its class, the class's anchor
+        x[:, k] = np.where(s > 0, inflow / np.where(s > 0, s, 1.0), recurrent[:, k])
+    x *= recurrent
+    members = recurrent[:, :, None] & (root[:, :, None] == np.arange(n))     # (B, state, class root)
+    class_mass = np.einsum("bl,blr->br", x, members)
+    pi = x / np.where(recurrent, np.take_along_axis(class_mass, root, axis=1), 1.0)
+    norm2 = np.einsum("bl,blr->br", pi * pi, members)
+    inverse = np.divide(1.0, norm2, out=np.zeros_like(norm2), where=norm2 > 0)
+    coefficient = inverse / inverse.sum(axis=1, keepdims=True)
+    return pi * np.take_along_axis(coefficient, root, axis=1) * recurrent

@@ -1,0 +1,199 @@
+"""Extensive-form regret minimization (EFR), exact and vectorized.
+
+Morrill, D'Orazio, Lanctot, Wright, Bowling and Greenwald (2021), "Efficient Deviation Types and
+Learning for Hindsight Rationality in Extensive-Form Games" (ICML). The definitions follow
+``shared/EFR.md``; `labkit.efr.deviations` builds the (infoset, transformation sequence) rows.
+
+One round, for every learning player i against a profile pi^t:
+
+1. Counterfactual action values q_I(a) of every decision point I of i (one tree pass), and the
+   set of decision points the other players and chance reach with positive probability.
+2. Immediate regrets of the action transformations at I:
+   external "every action becomes b": rho = q_I(b) - <pi(I), q_I>;
+   internal "a becomes b":           rho = pi(a | I) (q_I(b) - q_I(a)).
+3. Cumulative regrets, one per (I, sequence s, transformation phi):
+   R_I[s, phi] += w_I(s; pi_i^t) rho_I(phi)    (plain sums, no floor).
+4. Top-down over i's own depth (the weights use the *new* strategy at the predecessors):
+   y_phi = sum_s w_I(s; pi_i^{t+1}) max(R_I[s, phi], 0), and pi_i^{t+1}(I) = the regret-matching
+   fixed point of sigma -> (1/z) sum_phi y_phi phi(sigma) (`labkit.efr.fixed_point`). Decision
+   points not reached by the others keep their strategy.
+
+With deviations="cf" every weight is 1 and only external transformations exist: EFR is vanilla
+CFR with simultaneous updates.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.efr.deviations import deviation_structure, parse_deviation_type
+from labkit.efr.fixed_point import transformation_fixed_point
+from labkit.evaluate import _cf_values, edge_probabilities, policy_array
+from labkit.policy import TabularPolicy, infoset_own_reach, normalize_rows
+from labkit.solver import Solver
+
+
+class EFR(Solver):
+    """Extensive-form regret minimization with one deviation type, for every player.
+
+    Parameters
+    ----------
+    game : str or GameTree
+        Any game labkit loads (n players, general-sum).
+    deviations : str or DeviationType
+        One of "act", "act_in", "cf", "cf_in", "cf_ex+in", "bps", "cfps", "cfps_ex+in", "csps",
+        "tips", "tips_ex+in", "bhv".
+
+    Attributes
+    ----------
+    iteration : int
+        Number of rounds played.
+    profiles : list of (num_infosets, num_actions) arrays
+        The current profile before round 1 (uniform), then after every round: T + 1 entries.
+    regrets : (num_rows, num_slots) array
+        Cumulative regrets, one row per (infoset, transformation sequence) of `structure`.
+    """
+
+    def __init__(self, game, deviations="cf"):
+        super().__init__(game)
+        self.deviations = parse_deviation_type(deviations)
+        self.structure = deviation_structure(self.game, self.deviations)
+        g, st = self.game, self.structure
+        self.regrets = np.zeros((st.num_rows, st.num_slots))
+        # the current strategy as a flat vector with a trailing 1.0, so that padded weight factors
+        # gather a neutral entry
+        self._flat = np.ones(g.num_infosets * g.num_actions + 1)
+        self._flat[:-1] = (g.legal_mask / g.legal_mask.sum(axis=1, keepdims=True)).reshape(-1)
+        self._average_numerator = np.zeros(g.legal_mask.shape)
+        self.profiles = [self._probs.copy()]
+        self._external_offset = 0 if st.has_external else None
+        self._internal_offset = st.internal_offset if st.has_internal else None
+        self._decision_histories = [np.flatnonzero(g.player == p) for p in range(g.num_players)]
+        self._player_infosets = [g.infoset_player == p for p in range(g.num_players)]
+        self._player_rows = {p: slice(b[0][0].start, b[-1][0].stop) if b else slice(0, 0)
+                             for p, b in st.blocks.items()}
+
+    # ------------------------------------------------------------------ policies
+    @property
+    def _probs(self):
+        """The current profile, a (num_infosets, num_actions) view of the flat strategy vector."""
+        g = self.game
+        return self._flat[:-1].reshape(g.num_infosets, g.num_actions)
+
+    def current_policy(self) -> TabularPolicy:
+        """The profile played in the next round (a copy)."""
+        return TabularPolicy(self.game, self._probs.copy(), check=False)
+
+    def average_policy(self) -> TabularPolicy:
+        """The reach-weighted average of the profiles played so far (rounds 1..T),
+
+            avg(a | I) = sum_t x_i^t(I) pi^t(a | I) / sum_t x_i^t(I),
+
+        x_i^t(I) being the acting player's own reach of I; uniform where that sum is 0.
+        EFR itself plays the current profile; this average is what converges to a Nash
+        equilibrium in two-player zero-sum games for types containing the external deviations.
+        """
+        return TabularPolicy(self.game, normalize_rows(self.game, self._average_numerator), check=False)
+
+    # ------------------------------------------------------------------ learning
+    def step(self):
+        """One round of simultaneous self-play: every player updates against the current profile."""
+        return self.update(self._probs.copy())
+
+    def _step(self):                                  # Solver's hook (step is overridden)
+        self.update(self._probs.copy())
+
+    def update(self, opponents, players=None):
+        """One round for `players` (default: all): player p's regrets are those of the profile in
+        which p plays its own current strategy and every other seat plays `opponents`.
+
+        Parameters
+        ----------
+        opponents : TabularPolicy or (num_infosets, num_actions) array
+            A joint profile; only the rows of players other than p matter for p.
+        players : iterable of int, optional
+
+        Returns
+        -------
+        self
+        """
+        g, st = self.game, self.structure
+        opponents = np.array(policy_array(g, opponents), dtype=float)
+        players = self._check_players(players)
+        before = self._probs.copy()
+        self._average_numerator += infoset_own_reach(g, before)[:, None] * before
+
+        # 1. counterfactual values and reached decision points, for every learning player
+        q = np.zeros(g.legal_mask.shape)
+        reached = np.zeros(g.num_infosets, dtype=bool)
+        shared = None                             # one tree pass serves all players who see `opponents`
+        for p in players:
+            mine = self._player_infosets[p]
+            if np.array_equal(opponents[mine], before[mine]):
+                if shared is None:
+                    shared = self._tree_pass(opponents)
+                values, others_reach = shared
+            else:
+                profile = np.where(mine[:, None], before, opponents)
+                values, others_reach = self._tree_pass(profile)
+            q[mine] = values[mine]
+            reach = np.bincount(g.infoset[self._decision_histories[p]], weights=others_reach[p],
+                                minlength=g.num_infosets)
+            reached[mine] = reach[mine] > 0
+
+        # 2. immediate regrets of every transformation slot, per infoset
+        rho = self._immediate_regrets(q, before)
+        for p in players:
+            rows = self._player_rows[p]
+            # 3. regrets weighted by the time-selection weight under the strategy that was played
+            weight = self._flat[st.row_factors[rows]].prod(axis=1)
+            self.regrets[rows] += weight[:, None] * rho[st.row_infoset[rows]] * st.row_active[rows]
+            # 4. new strategies, top-down: a block's weights read the already updated predecessors
+            for block, infosets, starts in st.blocks[p]:
+                weight = self._flat[st.row_factors[block]].prod(axis=1)
+                y = np.add.reduceat(weight[:, None] * np.maximum(self.regrets[block], 0.0), starts, axis=0)
+                sigma = transformation_fixed_point(y, g.legal_mask[infosets], self._external_offset,
+                                                   self._internal_offset)
+                update = reached[infosets]
+                self._probs[infosets[update]] = sigma[update]
+        self.iteration += 1
+        self.profiles.append(self._probs.copy())
+        return self
+
+    def _tree_pass(self, profile):
+        """Counterfactual action values (I, A) and, per player, the others' reach of its decision
+        histories under `profile`."""
+        g = self.game
+        q, F, _ = _cf_values(g, profile, edge_probabilities(g, profile))
+        others = []
+        for p, hs in enumerate(self._decision_histories):
+            others.append(np.prod(np.delete(F[:, hs], p, axis=0), axis=0))
+        return q, others
+
+    def _immediate_regrets(self, q, probs):
+        """(I, S): rho_I(phi) for every transformation slot (0 on illegal ones)."""
+        g, st = self.game, self.structure
+        A = g.num_actions
+        legal = g.legal_mask
+        parts = []
+        if st.has_external:
+            value = (probs * q).sum(axis=1, keepdims=True)
+            parts.append((q - value) * legal)
+        if st.has_internal:
+            # rho(a -> b) = pi(a) (q(b) - q(a))
+            swap = probs[:, :, None] * (q[:, None, :] - q[:, :, None])
+            parts.append(swap.reshape(g.num_infosets, A * A))
+        return np.concatenate(parts, axis=1)
+
+    def _check_players(self, players):
+        n = self.game.num_players
+        if players is None:
+            return list(range(n))
+        players = list(players)
+        for p in players:
+            self.game.check_player(p)
+        if len(set(players)) != len(players):
+            raise ValueError(f"players must not repeat, got {players}")
+        return players
+
+    def __repr__(self):
+        return f"EFR({self.game.name}, deviations={self.deviations.value!r}, iteration={self.iteration})"
