@@ -86,7 +86,6 @@ class SequenceTree:
             self.others_ext = self.others_ext[:, 0].copy()                  # one gather, no product
         chance_reach = _reach(game, game.chance_prob)[n, z]
         self.chance_payoff = (chance_reach[:, None] * game.returns[z]).reshape(-1)
-        self.player_rows = [(self.player == p)[:, None] for p in range(n)]
 
     def extended(self, game_seq):
         """Extended index (0 = empty) of game sequences J * A + a (-1 = empty)."""
@@ -120,6 +119,8 @@ class _CounterfactualPass:
         self.reach_ext = np.ones(I * A + 1)                  # entry 0: the empty sequence
         self.reach = self.reach_ext[1:].reshape(I, A)        # x_i(I, a), a view
         self.value = np.empty(I)
+        # top-down levels as views of the reach buffer, with (k, 1) parent indices to broadcast
+        self.down_levels = [(self.reach[rows], parent_ext[:, None]) for rows, parent_ext in tree.levels[1:]]
         # the bottom-up pass adds level d's values into level d-1's sequences
         self.up_levels = []
         for d in range(len(tree.levels) - 1, -1, -1):
@@ -134,12 +135,12 @@ class _CounterfactualPass:
 
     def __call__(self, sigma):
         """Own reach x (I, A), counterfactual action values q (I, A) and infoset values v (I,)
-        of every player's infosets under `sigma` (internal order)."""
+        of every player's infosets under `sigma` (internal order). The arrays are reused."""
         tree = self.tree
         reach, reach_ext = self.reach, self.reach_ext
         np.copyto(reach, sigma)
-        for rows, parent_ext in tree.levels[1:]:
-            reach[rows] *= reach_ext[parent_ext][:, None]
+        for rows, parent_ext in self.down_levels:             # x(I, a) = x(parent seq) sigma(I, a)
+            rows *= reach_ext[parent_ext]
         weight = reach_ext[tree.others_ext]
         if weight.ndim == 2:
             weight = weight.prod(axis=1)
@@ -148,7 +149,7 @@ class _CounterfactualPass:
         q = q_ext[1:].reshape(sigma.shape)
         v = self.value
         for rows, parent_local, parent_block, size in self.up_levels:
-            v[rows] = np.einsum("ij,ij->i", sigma[rows], q[rows])
+            np.add.reduce(sigma[rows] * q[rows], axis=1, out=v[rows])     # v(I) = sum_a sigma q
             if parent_local is not None:
                 q_ext[parent_block] += np.bincount(parent_local, v[rows], minlength=size)
         return reach, q, v
@@ -194,7 +195,10 @@ class CFR(Solver):
         self.cumulative_regret = np.zeros(shape)     # R(I, a), internal order
         self.policy_sum = np.zeros(shape)            # S(I, a), internal order
         self._sigma = self.tree.uniform.copy()       # regret matching of R
-        self._instant = np.zeros(shape)              # stays 0 on illegal actions
+        legal = self.tree.legal.astype(float)
+        self._update_masks = {None: legal}
+        for p in range(self.game.num_players):
+            self._update_masks[p] = legal * (self.tree.player == p)[:, None]
         self._pass = _CounterfactualPass(self.tree)
 
     # -- one iteration -------------------------------------------------------------
@@ -202,34 +206,31 @@ class CFR(Solver):
         t = self.iteration + 1
         if self.alternating_updates:
             for player in range(self.game.num_players):
-                self._update(t, self.tree.player_rows[player])
+                self._update(t, player)
         else:
             self._update(t, None)
 
     def _average_weight(self, t):
         return float(t) if self.linear_averaging else 1.0
 
-    def _discount_regrets(self, t, rows):
+    def _discount_regrets(self, t, player):
         """Hook for DCFR: rescale the cumulative regrets after an update."""
 
-    def _update(self, t, rows):
-        """Steps 2-5 for the players whose infosets are `rows` ((I, 1) bool, None = all)."""
+    def _update(self, t, player):
+        """Steps 2-5 for one player (alternating updates) or all of them (player None)."""
         reach, q, v = self._pass(self._sigma)
-        instant = self._instant
-        np.subtract(q, v[:, None], out=instant, where=self.tree.legal)   # q(I, a) - v(I)
+        mask = self._update_masks[player]                    # legal actions of the updated rows, as 0/1
+        instant = q - v[:, None]                              # q(I, a) - v(I)
+        instant *= mask
+        self.cumulative_regret += instant
         weight = self._average_weight(t)
-        if rows is None:
-            self.cumulative_regret += instant
-            if weight == 1.0:
-                self.policy_sum += reach
-            else:
-                self.policy_sum += weight * reach
+        if player is None and weight == 1.0:
+            self.policy_sum += reach
         else:
-            np.add(self.cumulative_regret, instant, out=self.cumulative_regret, where=rows)
-            np.add(self.policy_sum, weight * reach, out=self.policy_sum, where=rows)
+            self.policy_sum += reach * (weight * mask)
         if self.regret_matching_plus:
             np.maximum(self.cumulative_regret, 0.0, out=self.cumulative_regret)
-        self._discount_regrets(t, rows)
+        self._discount_regrets(t, player)
         self._sigma = regret_matching(self.cumulative_regret, self.tree.legal, self.tree.uniform)
 
     # -- policies ------------------------------------------------------------------
@@ -274,8 +275,9 @@ class DCFR(CFR):
     def _average_weight(self, t):
         return float(t) ** self.gamma
 
-    def _discount_regrets(self, t, rows):
+    def _discount_regrets(self, t, player):
         positive = t ** self.alpha / (t ** self.alpha + 1.0)
         negative = t ** self.beta / (t ** self.beta + 1.0)
         factor = np.where(self.cumulative_regret >= 0.0, positive, negative)
-        np.multiply(self.cumulative_regret, factor, out=self.cumulative_regret, where=rows)
+        rows = self.tree.player == player
+        self.cumulative_regret[rows] *= factor[rows]

@@ -37,7 +37,7 @@ def regret_matching(cumulative_regrets, legal_mask, uniform=None):
     (..., A) array of row-stochastic probabilities, zero on illegal actions.
     """
     positive = np.maximum(cumulative_regrets, 0.0) * legal_mask
-    total = positive.sum(axis=-1, keepdims=True)
+    total = np.add.reduce(positive, axis=-1, keepdims=True)
     if uniform is None:
         uniform = uniform_rows(legal_mask)
     none_positive = total <= 0.0
