@@ -40,8 +40,8 @@ class EFR(Solver):
     game : str or GameTree
         Any game labkit loads (n players, general-sum).
     deviations : str or DeviationType
-        One of "act", "act_in", "cf", "cf_in", "cf_ex+in", "bps", "cfps", "cfps_ex+in", "csps",
-        "tips", "tips_ex+in", "bhv".
+        A member of `DeviationType` or its value (`labkit.efr.DEVIATION_NAMES` lists them all,
+        from the weakest, blind action "act", to the behavioral deviations "bhv").
 
     Attributes
     ----------
