@@ -104,14 +104,22 @@ def seat_values(game, own, others):
     -------
     (n,) array; its mean is the seat-averaged value the tables report.
     """
-    z = game.terminals
-    reach_own = _reach(game, edge_probabilities(game, policy_array(game, own)))[:, z]
-    reach_others = _reach(game, edge_probabilities(game, policy_array(game, others)))[:, z]
+    return _seat_values(game, terminal_reach(game, own), terminal_reach(game, others))
+
+
+def terminal_reach(game, policy):
+    """(n + 1, Z) reach contributions of every player (and chance, last row) at the terminals."""
+    return _reach(game, edge_probabilities(game, policy_array(game, policy)))[:, game.terminals]
+
+
+def _seat_values(game, reach_own, reach_others):
+    """sum_z pi_p^own(z) pi_{-p}^others(z) u_p(z) for every seat p, from terminal reaches."""
+    payoffs = game.returns[game.terminals]
     values = np.empty(game.num_players)
     for p in range(game.num_players):
         rows = reach_others.copy()
         rows[p] = reach_own[p]    # only seat p's own reach comes from the learner
-        values[p] = rows.prod(axis=0) @ game.returns[z, p]
+        values[p] = rows.prod(axis=0) @ payoffs[:, p]
     return values
 
 
@@ -144,8 +152,9 @@ def run_fixed_unit(unit):
     values = np.zeros((len(rows), unit.rounds))
     for t in range(unit.rounds):
         y = _profile(column)
+        reach_y = terminal_reach(game, y)     # shared by every row of this round
         for k, learner in enumerate(rows):
-            values[k, t] = seat_values(game, _profile(learner), y).mean()
+            values[k, t] = _seat_values(game, terminal_reach(game, _profile(learner)), reach_y).mean()
         if t + 1 < unit.rounds:
             column.update(y)      # self-play: every seat against the frozen y^t
             for learner in rows:
@@ -166,8 +175,9 @@ def run_pair_unit(unit):
     ab, ba = np.zeros(unit.rounds), np.zeros(unit.rounds)
     for t in range(unit.rounds):
         x, y = _profile(a), _profile(b)
-        ab[t] = seat_values(game, x, y).mean()
-        ba[t] = ab[t] if b is a else seat_values(game, y, x).mean()
+        reach_x, reach_y = terminal_reach(game, x), terminal_reach(game, y)
+        ab[t] = _seat_values(game, reach_x, reach_y).mean()
+        ba[t] = ab[t] if b is a else _seat_values(game, reach_y, reach_x).mean()
         if t + 1 < unit.rounds:
             a.update(y)
             if b is not a:
