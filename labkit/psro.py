@@ -1,0 +1,300 @@
+"""Policy-space response oracles (PSRO) with an exact meta-game and an exact best-response oracle.
+
+Lanctot, Zambaldi, Gruslys, Lazaridou, Tuyls, Perolat, Silver and Graepel (2017), "A unified
+game-theoretic approach to multiagent reinforcement learning". With the Nash meta-solver on a
+two-player zero-sum game it is the double oracle algorithm (McMahan, Gordon and Blum, 2003).
+
+Every player i keeps a population of policies Pi_i = {pi_i^1, ..., pi_i^K} and a meta-strategy
+sigma_i, a probability vector over it. One PSRO iteration:
+
+1. build the mixture policy of the current meta-strategies (per player, reach-weighted, so
+   it plays like drawing pi_i^k with probability sigma_i(k) before the game);
+2. every player adds an exact best response to the others' mixtures to its population;
+3. the meta-game (empirical game) is extended: M_i[k_0, ..., k_{n-1}] is player i's expected
+   payoff when every player j follows pi_j^{k_j};
+4. the meta-solver returns new meta-strategies sigma_i;
+5. NashConv of the new mixture is recorded in `nash_conv_history`.
+
+Meta-solvers: "nash" (a Nash equilibrium of the two-player zero-sum meta-game by linear
+programming), "uniform" (sigma_i uniform over the population: fictitious play), "last" (all
+weight on the newest policy: iterated best response, i.e. self-play) and "prd" (projected
+replicator dynamics, Lanctot et al. 2017).
+
+The meta-game entries are exact expected payoffs, computed from realization plans:
+M_i[k_0, ..., k_{n-1}] = sum_z chance(z) u_i(z) prod_j x_j^{k_j}(z), with x_j^k(z) player j's own
+probability of its moves on the way to the terminal z under pi_j^k.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.optimize import linprog
+
+from labkit.evaluate import _reach, best_response, edge_probabilities, nash_conv
+from labkit.policy import TabularPolicy, validate_probs
+from labkit.solver import Solver
+
+META_SOLVERS = ("nash", "uniform", "last", "prd")
+ORACLES = ("exact",)
+
+
+class PSRO(Solver):
+    """PSRO with exact best responses and an exact meta-game.
+
+    Parameters
+    ----------
+    game : str or GameTree
+    meta_solver : {"nash", "uniform", "last", "prd"}
+        "nash" needs a two-player zero-sum game.
+    oracle : {"exact"}
+        The best-response oracle (`labkit.best_response`; ties go to the lowest action id).
+    initial_policy : TabularPolicy or array, optional
+        Every population starts with this policy (uniform by default).
+    prd_iterations, prd_stepsize, prd_exploration : int, float, float
+        Projected replicator dynamics: number of Euler steps, their size, and the exploration
+        gamma (every meta-probability stays >= gamma / population size).
+
+    Attributes
+    ----------
+    populations : list of lists of (I, A) arrays
+        populations[i][k] is player i's k-th policy (only player i's rows are used).
+    meta_game : (n, K_0, ..., K_{n-1}) array
+        Expected payoff of every player for every combination of population members.
+    meta_strategies : list of arrays
+        sigma_i, one probability vector per player.
+    nash_conv_history : list of (int, float)
+        NashConv of the meta-strategy mixture after each PSRO iteration (0 = the initial policy).
+    """
+
+    def __init__(self, game, meta_solver="nash", oracle="exact", initial_policy=None, prd_iterations=10_000,
+                 prd_stepsize=1e-2, prd_exploration=1e-6):
+        super().__init__(game)
+        game = self.game
+        if meta_solver not in META_SOLVERS:
+            raise ValueError(f"unknown meta_solver {meta_solver!r}; valid: {', '.join(map(repr, META_SOLVERS))}")
+        if oracle not in ORACLES:
+            raise ValueError(f"unknown oracle {oracle!r}; valid: {', '.join(map(repr, ORACLES))}")
+        if meta_solver == "nash":
+            _check_two_player_zero_sum(game)
+        if not (isinstance(prd_iterations, (int, np.integer)) and prd_iterations > 0):
+            raise ValueError(f"prd_iterations must be a positive integer, got {prd_iterations!r}")
+        if not prd_stepsize > 0 or not 0 <= prd_exploration < 1:
+            raise ValueError("prd_stepsize must be > 0 and prd_exploration in [0, 1)")
+        self.meta_solver, self.oracle = meta_solver, oracle
+        self.prd = {"iterations": int(prd_iterations), "stepsize": float(prd_stepsize),
+                    "exploration": float(prd_exploration)}
+        if initial_policy is None:
+            start = TabularPolicy.uniform(game).probs
+        elif isinstance(initial_policy, TabularPolicy):
+            start = initial_policy.probs
+        else:
+            start = np.asarray(initial_policy, dtype=float)
+            validate_probs(game, start)
+        n = game.num_players
+        ones = np.where(game.legal_mask, 1.0, 0.0)
+        z = game.terminals
+        self._weighted_returns = (_reach(game, edge_probabilities(game, ones))[n, z][:, None]
+                                  * game.returns[z])                        # chance(z) u_i(z), (Z, n)
+        self.populations = [[start.copy()] for _ in range(n)]
+        self._terminal_plans = [[self._terminal_plan(start, p)] for p in range(n)]
+        self.meta_game = self._compute_meta_game()
+        self.meta_strategies = [np.ones(1) for _ in range(n)]
+        self._warned = set()
+        self._player_rows = [game.infoset_player == p for p in range(n)]
+        self.nash_conv_history = [(0, nash_conv(game, self.average_policy()))]
+
+    # ------------------------------------------------------------------ one iteration
+    def _step(self):
+        game = self.game
+        mixture = self.average_policy()
+        responses = [best_response(game, mixture, p).policy.probs for p in range(game.num_players)]
+        repeated = [any(np.array_equal(br[rows], old[rows]) for old in population)
+                    for br, population, rows in zip(responses, self.populations, self._player_rows)]
+        if all(repeated) and self.meta_solver == "nash":
+            self._warn_once("converged", f"PSRO iteration {self.iteration + 1}: every best response is already in "
+                            "its population, so double oracle has converged (the meta-game only gains duplicates)")
+        elif any(repeated) and self.meta_solver in ("nash", "prd"):
+            self._warn_once("repeat", f"PSRO iteration {self.iteration + 1}: the best response of player "
+                            f"{repeated.index(True)} is already in its population; the meta-game gets a duplicate "
+                            "row, so its equilibrium is not unique")
+        for p, br in enumerate(responses):
+            self.populations[p].append(br)
+            self._terminal_plans[p].append(self._terminal_plan(br, p))
+        self.meta_game = self._compute_meta_game()
+        self.meta_strategies = self._solve_meta_game()
+        self.nash_conv_history.append((self.iteration + 1, nash_conv(game, self.average_policy())))
+
+    def run(self, iterations: int, progress: bool = False, target_nash_conv: float | None = None):
+        """Run up to `iterations` PSRO iterations; stop early once NashConv <= target_nash_conv.
+
+        Returns the (iteration, NashConv) pairs of this call (NashConv is recorded every iteration).
+        """
+        if not isinstance(iterations, (int, np.integer)) or isinstance(iterations, bool) or iterations < 0:
+            raise ValueError(f"iterations must be a nonnegative integer, got {iterations!r}")
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=int(iterations), desc="PSRO", leave=False)
+        first = len(self.nash_conv_history)
+        try:
+            for _ in range(int(iterations)):
+                if target_nash_conv is not None and self.nash_conv_history[-1][1] <= target_nash_conv:
+                    break
+                self.step()
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(nash_conv=f"{self.nash_conv_history[-1][1]:.3g}")
+        finally:
+            if bar is not None:
+                bar.close()
+        return self.nash_conv_history[first:]
+
+    def nash_conv(self, policy: str = "average") -> float:
+        """NashConv of the meta-strategy mixture ("average") or of the newest best responses ("current")."""
+        if policy == "average":
+            return self.nash_conv_history[-1][1]
+        return super().nash_conv(policy)
+
+    # ------------------------------------------------------------------ policies
+    def average_policy(self) -> TabularPolicy:
+        """The behavioral policy that plays the meta-strategy mixture.
+
+        For player i's infoset I, with x_k(I) its own reach probability under pi_i^k,
+
+            pi(a | I) = sum_k sigma_i(k) x_k(I) pi_i^k(a | I) / sum_k sigma_i(k) x_k(I)
+
+        (the plain weighted average where no member reaches I).
+        """
+        game = self.game
+        probs = np.zeros(game.legal_mask.shape)
+        for p, (population, sigma) in enumerate(zip(self.populations, self.meta_strategies)):
+            mixed = TabularPolicy.mixture([TabularPolicy(game, pol, check=False) for pol in population], sigma)
+            rows = game.infoset_player == p
+            probs[rows] = mixed.probs[rows]
+        return TabularPolicy(game, probs, check=False)
+
+    def current_policy(self) -> TabularPolicy:
+        """The newest member of every population, as one joint policy."""
+        game = self.game
+        probs = np.zeros(game.legal_mask.shape)
+        for p, population in enumerate(self.populations):
+            rows = game.infoset_player == p
+            probs[rows] = population[-1][rows]
+        return TabularPolicy(game, probs, check=False)
+
+    @property
+    def population_sizes(self):
+        return [len(pop) for pop in self.populations]
+
+    # ------------------------------------------------------------------ the meta-game
+    def _terminal_plan(self, probs, player):
+        """x(z): the player's own probability of its moves on the way to every terminal z."""
+        return _reach(self.game, edge_probabilities(self.game, probs))[player, self.game.terminals]
+
+    def _compute_meta_game(self):
+        """M[i, k_0, ..., k_{n-1}] = sum_z chance(z) u_i(z) prod_j x_j^{k_j}(z), one einsum."""
+        n = self.game.num_players
+        letters = "abcdefghijklmnopqrstuvwxy"[:n]
+        plans = [np.array(plans) for plans in self._terminal_plans]           # (K_j, Z) each
+        spec = ",".join(f"{c}z" for c in letters) + ",zi->i" + letters
+        return np.einsum(spec, *plans, self._weighted_returns, optimize=True)
+
+    def _solve_meta_game(self):
+        sizes = self.population_sizes
+        if self.meta_solver == "uniform":
+            return [np.full(k, 1.0 / k) for k in sizes]
+        if self.meta_solver == "last":
+            return [np.eye(k)[-1] for k in sizes]
+        if self.meta_solver == "nash":
+            x, y, _ = zero_sum_matrix_equilibrium(self.meta_game[0])
+            return [x, y]
+        return projected_replicator_dynamics(self.meta_game, **self.prd)
+
+    def _warn_once(self, key, message):
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(message, stacklevel=4)
+
+    def __repr__(self):
+        return (f"PSRO({self.game.name}, meta_solver={self.meta_solver!r}, iteration={self.iteration}, "
+                f"population sizes {self.population_sizes}, NashConv {self.nash_conv_history[-1][1]:.4g})")
+
+
+# ---------------------------------------------------------------------- meta-solvers
+def zero_sum_matrix_equilibrium(M):
+    """Maximin strategies of the zero-sum matrix game M (row player receives M[a, b]).
+
+    Row: maximize v subject to sum_a x_a M[a, b] >= v for every column b, x in the simplex;
+    column: the same on -M^T. Solved with scipy's HiGHS.
+
+    Returns
+    -------
+    (x, y, value) : the two mixed strategies (clipped at 0 and renormalized) and the value.
+    """
+    M = np.asarray(M, dtype=float)
+    x, value = _maximin(M)
+    y, _ = _maximin(-M.T)
+    return x, y, value
+
+
+def _maximin(M):
+    m, k = M.shape
+    c = np.zeros(m + 1)
+    c[-1] = -1.0                                                    # maximize v
+    A_ub = np.hstack([-M.T, np.ones((k, 1))])                       # v - x^T M[:, b] <= 0
+    A_eq = np.concatenate([np.ones(m), [0.0]])[None, :]
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(k), A_eq=A_eq, b_eq=[1.0],
+                  bounds=[(0, None)] * m + [(None, None)], method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"the meta-game LP failed: {res.message}")
+    x = np.maximum(res.x[:m], 0.0)
+    return x / x.sum(), float(res.x[-1])
+
+
+def projected_replicator_dynamics(meta_game, iterations=10_000, stepsize=1e-2, exploration=1e-6):
+    """Projected replicator dynamics (Lanctot et al., 2017) on an n-player meta-game.
+
+    Euler steps of the replicator equation, sigma_i <- sigma_i + dt sigma_i ⊙ (u_i - sigma_i . u_i),
+    with u_i the payoff of each of player i's population members against the others' mixtures,
+    each followed by the Euclidean projection onto {sigma >= exploration / K_i, sum sigma = 1}.
+    Starts from the uniform meta-strategies.
+    """
+    n = meta_game.shape[0]
+    sigma = [np.full(k, 1.0 / k) for k in meta_game.shape[1:]]
+    floors = [exploration / len(s) for s in sigma]
+    for _ in range(iterations):
+        payoffs = [_pure_payoffs(meta_game, sigma, i) for i in range(n)]
+        for i, u in enumerate(payoffs):
+            s = sigma[i]
+            s = s + stepsize * s * (u - s @ u)          # the Euler step keeps sum(s) = 1
+            sigma[i] = s if s.min() >= floors[i] else _project_simplex(s, floors[i])
+    return sigma
+
+
+def _pure_payoffs(meta_game, sigma, player):
+    """u_i(k): player i's meta-payoff of member k against the other players' mixtures."""
+    if len(sigma) == 2:
+        return meta_game[0] @ sigma[1] if player == 0 else sigma[0] @ meta_game[1]
+    table = meta_game[player]
+    for j in reversed(range(len(sigma))):               # contract the last axes first
+        if j != player:
+            table = np.tensordot(table, sigma[j], axes=([j], [0]))
+    return table
+
+
+def _project_simplex(v, lower):
+    """Euclidean projection of v onto {p >= lower, sum p = 1} (sort-based, Duchi et al. 2008)."""
+    mass = 1.0 - lower * len(v)
+    w = v - lower
+    u = np.sort(w)[::-1]
+    cumulative = np.cumsum(u) - mass
+    k = np.flatnonzero(u - cumulative / np.arange(1, len(u) + 1) > 0)[-1]
+    return np.maximum(w - cumulative[k] / (k + 1), 0.0) + lower
+
+
+def _check_two_player_zero_sum(game):
+    z = game.terminals
+    if game.num_players != 2 or not np.allclose(game.returns[z].sum(axis=1), 0.0):
+        raise ValueError(f"the 'nash' meta-solver needs a two-player zero-sum game; {game.name} is not "
+                         "(use 'uniform', 'last' or 'prd')")
