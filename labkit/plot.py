@@ -1,0 +1,204 @@
+"""Figures shared by the chapters: one colour per method, the probability simplex, convergence curves.
+
+Every function draws on a matplotlib ``Axes`` that the caller made, so the same drawing code serves a
+static figure (``fig, ax = plt.subplots()``) and the frames of a widget (`labkit.widgets.png_frame`).
+
+    import matplotlib.pyplot as plt
+    import labkit as lk
+    fig, ax = plt.subplots()
+    lk.plot.draw_simplex(ax, ["rock", "paper", "scissors"])
+    lk.plot.simplex_path(ax, trajectory, method="fictitious play")
+    lk.plot.mark_point(ax, [0.25, 0.5, 0.25], "Nash equilibrium")
+
+Colours come from `method_color`, so a method keeps its colour on every page of the book.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# The Okabe-Ito palette (distinguishable with the common colour-vision deficiencies), plus greys.
+_ORANGE, _SKY, _GREEN, _YELLOW = "#E69F00", "#56B4E9", "#009E73", "#F0E442"
+_BLUE, _VERMILLION, _PURPLE, _BLACK = "#0072B2", "#D55E00", "#CC79A7", "#000000"
+_GREY, _BROWN, _TEAL = "#777777", "#8C564B", "#17BECF"
+
+METHOD_COLORS = {
+    # self-play dynamics on matrix games
+    "best response": _GREY,
+    "fictitious play": _ORANGE,
+    "mirror descent": _SKY,              # Hedge: mirror descent with the entropy
+    "optimistic mirror descent": _BLUE,
+    "regret matching": _BROWN,
+    "replicator dynamics": _TEAL,
+    "regularized, fixed magnet": _PURPLE,
+    "regularized, moving magnet": _GREEN,
+    # extensive-form solvers
+    "CFR": _BLUE,
+    "CFR+": _VERMILLION,
+    "DCFR": _TEAL,
+    "MCCFR (outcome sampling)": _ORANGE,
+    "MCCFR (external sampling)": _SKY,
+    "MMD": _GREEN,
+    "PSRO": _PURPLE,
+    "EFR": _BROWN,
+    # zero-sum stochastic games
+    "value iteration": _BLUE,
+    "minimax-Q": _VERMILLION,
+    # reference points and rates
+    "Nash equilibrium": _BLACK,
+    "reference rate": _GREY,
+}
+
+# other spellings the chapters use for the same method
+_ALIASES = {
+    "hedge": "mirror descent",
+    "optimistic hedge": "optimistic mirror descent",
+    "shapley value iteration": "value iteration",
+    "magnetic mirror descent": "MMD",
+    "r-nad": "regularized, moving magnet",
+    "cfr plus": "CFR+",
+    "equilibrium": "Nash equilibrium",
+}
+_BY_LOWER = {name.lower(): name for name in METHOD_COLORS}
+
+
+def method_color(method: str) -> str:
+    """The book's colour for `method` (case-insensitive; a few aliases such as "Hedge" are accepted).
+
+    Raises
+    ------
+    ValueError
+        If the method has no colour yet; the message lists the known names.
+    """
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a string, got {type(method).__name__}")
+    key = method.strip().lower()
+    name = _BY_LOWER.get(key) or _ALIASES.get(key)
+    if name is None:
+        raise ValueError(f"no colour for method {method!r}; known methods: {', '.join(METHOD_COLORS)} "
+                         f"(aliases: {', '.join(_ALIASES)})")
+    return METHOD_COLORS[name]
+
+
+# --------------------------------------------------------------------------- the simplex of 3 actions
+_CORNERS = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
+
+
+def simplex_xy(p) -> np.ndarray:
+    """Cartesian coordinates of distributions over three actions.
+
+    The point p = (p_1, p_2, p_3) lands at sum_k p_k c_k, where the corners c_k form an equilateral
+    triangle with action 1 bottom left, action 2 bottom right and action 3 at the top.
+
+    Parameters
+    ----------
+    p : (..., 3) array of probabilities
+
+    Returns
+    -------
+    (..., 2) array
+    """
+    p = np.asarray(p, dtype=float)
+    if p.shape[-1:] != (3,):
+        raise ValueError(f"simplex_xy needs distributions over 3 actions (last axis 3), got shape {p.shape}")
+    return p @ _CORNERS
+
+
+def simplex_grid(resolution: int = 60) -> np.ndarray:
+    """(N, 3) evenly spaced points of the simplex: every (i, j, k) / resolution with i + j + k = resolution."""
+    if not isinstance(resolution, (int, np.integer)) or resolution < 1:
+        raise ValueError(f"resolution must be a positive integer, got {resolution!r}")
+    i, j = np.meshgrid(np.arange(resolution + 1), np.arange(resolution + 1), indexing="ij")
+    keep = i + j <= resolution
+    i, j = i[keep], j[keep]
+    return np.stack([i, j, resolution - i - j], axis=1) / resolution
+
+
+def draw_simplex(ax, labels=("1", "2", "3"), fontsize=11):
+    """Outline the simplex on `ax`, name its corners, and hide the Cartesian axes."""
+    if len(labels) != 3:
+        raise ValueError(f"a simplex of 3 actions needs 3 labels, got {len(labels)}")
+    ax.plot(*np.vstack([_CORNERS, _CORNERS[:1]]).T, color="black", linewidth=1)
+    offsets = [(-0.04, -0.05, "right"), (0.04, -0.05, "left"), (0.0, 0.04, "center")]
+    for (x, y), (dx, dy, ha), label in zip(_CORNERS, offsets, labels):
+        ax.text(x + dx, y + dy, label, ha=ha, va="center", fontsize=fontsize)
+    ax.set_aspect("equal")
+    ax.set_xlim(-0.15, 1.15)
+    ax.set_ylim(-0.12, np.sqrt(3) / 2 + 0.1)
+    ax.axis("off")
+    return ax
+
+
+def simplex_heatmap(ax, values, resolution: int = 60, **kwargs):
+    """Colour the simplex by a function of the distribution.
+
+    Parameters
+    ----------
+    values : callable
+        Maps an (N, 3) array of distributions to N numbers (vectorized).
+    resolution : int
+        Grid points per edge (see `simplex_grid`).
+    kwargs : passed to ``ax.tripcolor`` (e.g. ``cmap``, ``vmin``, ``vmax``).
+
+    Returns
+    -------
+    The ``TriMesh``/``PolyCollection`` artist, for a colour bar.
+    """
+    points = simplex_grid(resolution)
+    z = np.asarray(values(points), dtype=float)
+    if z.shape != (len(points),):
+        raise ValueError(f"values must return one number per point ({len(points)}), got shape {z.shape}")
+    xy = simplex_xy(points)
+    kwargs.setdefault("shading", "gouraud")
+    kwargs.setdefault("rasterized", True)
+    return ax.tripcolor(xy[:, 0], xy[:, 1], z, **kwargs)
+
+
+def simplex_path(ax, points, method=None, label=None, **kwargs):
+    """Draw a trajectory of distributions (T, 3) on the simplex in the method's colour."""
+    xy = simplex_xy(points)
+    if xy.ndim != 2:
+        raise ValueError(f"a path needs shape (T, 3), got {np.shape(points)}")
+    if method is not None:
+        kwargs.setdefault("color", method_color(method))
+    kwargs.setdefault("linewidth", 1.2)
+    return ax.plot(xy[:, 0], xy[:, 1], label=label if label is not None else method, **kwargs)
+
+
+def mark_point(ax, p, label=None, method="Nash equilibrium", marker="*", size=180, **kwargs):
+    """Mark one distribution (3,) on the simplex, by default as the Nash equilibrium's black star."""
+    x, y = simplex_xy(p)
+    kwargs.setdefault("color", method_color(method))
+    kwargs.setdefault("zorder", 5)
+    return ax.scatter([x], [y], s=size, marker=marker, label=label, edgecolors="white", linewidths=0.8,
+                      **kwargs)
+
+
+# --------------------------------------------------------------------------- convergence curves
+def convergence_curve(ax, iterations, values, method, loglog=True, label=None, **kwargs):
+    """Plot a NashConv / exploitability curve in the method's colour, on log scales by default.
+
+    Convergence to zero is easiest to read on a logarithmic vertical axis; with ``loglog`` the
+    iterations are logarithmic too, so a rate T^-1/2 is a straight line of slope -1/2.
+    Zero values are drawn at the bottom of the axis instead of disappearing.
+    """
+    iterations = np.asarray(iterations, dtype=float)
+    values = np.asarray(values, dtype=float)
+    if iterations.shape != values.shape or iterations.ndim != 1:
+        raise ValueError(f"iterations and values must be 1-d of one length, got {iterations.shape} and {values.shape}")
+    kwargs.setdefault("color", method_color(method))
+    line = ax.plot(iterations, np.maximum(values, 1e-16), label=label if label is not None else method, **kwargs)
+    ax.set_yscale("log")
+    if loglog:
+        ax.set_xscale("log")
+    return line
+
+
+def reference_rate(ax, iterations, start_value, power=-0.5, label=None, **kwargs):
+    """A dashed guide line c * T^power through (iterations[0], start_value), e.g. the T^-1/2 rate of CFR."""
+    t = np.asarray(iterations, dtype=float)
+    kwargs.setdefault("color", method_color("reference rate"))
+    kwargs.setdefault("linestyle", "--")
+    kwargs.setdefault("linewidth", 1)
+    if label is None:
+        label = f"$\\propto T^{{{power:g}}}$"
+    return ax.plot(t, start_value * (t / t[0]) ** power, label=label, **kwargs)
