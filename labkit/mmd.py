@@ -33,6 +33,16 @@ equations are pi(a | J) ∝ rho(a | J) exp(q_alpha(J, a) / alpha) with soft valu
 bottom-up (see `regularized_response`). Moving the magnet removes the bias toward it, and
 the last iterate moves toward a Nash equilibrium.
 
+``feedback="action values"`` is the behavioral, reinforcement-learning form of the paper
+(its section on MMD as an RL algorithm): every infoset updates on its own from the expected
+action values q(I, a) = (counterfactual value of (I, a)) / (probability the others and chance
+reach I), with no bottom-up pass,
+
+    pi_{t+1}(. | I) ∝ exp((eta q(I, .) + eta alpha log rho(. | I) + log pi_t(. | I)) / (1 + eta alpha)).
+
+Its fixed point is the agent QRE (McKelvey and Palfrey, 1998), pi(a | I) ∝ rho(a | I) exp(q(I, a) / alpha);
+on a matrix game (one infoset per player) both forms are the same algorithm.
+
 ``magnet="entropy"`` regularizes with the dilated entropy psi(x) itself, as OpenSpiel's
 `MMDDilatedEnt` does: that is the uniform magnet plus a bonus alpha log|A(J)| for every reached
 infoset J (because psi(x) = D(x || uniform) - sum_J x(parent of J) log|A(J)|). With it and the
@@ -42,11 +52,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.evaluate import _reach, edge_probabilities, expected_payoffs
+from labkit.evaluate import _cf_values, _reach, edge_probabilities, expected_payoffs
 from labkit.policy import TabularPolicy, infoset_own_reach, validate_probs
 from labkit.solver import Solver
 
 MAGNETS = ("uniform", "entropy")
+FEEDBACK = ("sequence form", "action values")
 
 
 class MMD(Solver):
@@ -70,12 +81,21 @@ class MMD(Solver):
         rho <- rho^(1 - beta) pi^beta, beta in (0, 1].
     initial_policy : TabularPolicy or array, optional
         pi_0, uniform by default; needs full support on the legal actions.
+    feedback : {"sequence form", "action values"}
+        Sequence-form gradients with the bottom-up dilated update (converges to the
+        dilated-entropy QRE), or per-infoset expected action values (converges to the agent QRE;
+        give a `stepsize`, since the default scale is the sequence form's).
     """
 
     def __init__(self, game, alpha, stepsize=None, magnet="uniform", magnet_update_every=None,
-                 magnet_stepsize=None, initial_policy=None):
+                 magnet_stepsize=None, initial_policy=None, feedback="sequence form"):
         super().__init__(game)
         game = self.game
+        if feedback not in FEEDBACK:
+            raise ValueError(f"feedback must be one of {FEEDBACK}, got {feedback!r}")
+        if feedback == "action values" and (stepsize is None or magnet == "entropy"):
+            raise ValueError("feedback='action values' needs an explicit stepsize and a uniform or policy magnet")
+        self.feedback = feedback
         if not (np.isfinite(alpha) and alpha >= 0):
             raise ValueError(f"alpha must be a number >= 0, got {alpha!r}")
         self.alpha = float(alpha)
@@ -117,11 +137,14 @@ class MMD(Solver):
     # ------------------------------------------------------------------ one iteration
     def _step(self):
         game, eta, alpha = self.game, self.stepsize, self.alpha
-        gradient = sequence_form_gradient(game, self._probs)
         scale = 1.0 + eta * alpha
         bias = eta * alpha * self._log_magnet + self._log_probs
-        log_probs, _ = _dilated_softmax(game, self._levels, eta * gradient, bias, scale,
-                                        eta * alpha * self.entropy_bonus)
+        if self.feedback == "action values":
+            log_probs = _row_log_softmax(game, (eta * expected_action_values(game, self._probs) + bias) / scale)
+        else:
+            gradient = sequence_form_gradient(game, self._probs)
+            log_probs, _ = _dilated_softmax(game, self._levels, eta * gradient, bias, scale,
+                                            eta * alpha * self.entropy_bonus)
         self._log_probs = log_probs
         self._probs = np.where(game.legal_mask, np.exp(log_probs), 0.0)
         self._realization_sum += infoset_own_reach(game, self._probs)[:, None] * self._probs
@@ -159,7 +182,9 @@ class MMD(Solver):
             response(a | J) ∝ rho(a | J) exp(q_alpha(J, a) / alpha),
 
         with g the sequence-form gradient at `policy` (plus alpha log|A(K)| per next infoset K with
-        magnet="entropy"). The regularized equilibrium (QRE) is its fixed point.
+        magnet="entropy"). The regularized equilibrium (QRE) is its fixed point. With
+        feedback="action values" it is the logit response pi(a | J) ∝ rho(a | J) exp(q(J, a) / alpha)
+        to the expected action values, whose fixed point is the agent QRE.
         """
         probs = self._probs if policy is None else _policy_probs(self.game, policy)
         return TabularPolicy(self.game, self._response(probs)[0], check=False)
@@ -176,7 +201,10 @@ class MMD(Solver):
 
         with D_i(x) = sum_J x(parent of J) KL(pi_x(. | J) || rho(. | J)) (minus the bonus
         sum_J x(parent of J) log|A(J)| with magnet="entropy"). Zero exactly at the QRE.
+        Sequence-form feedback only (the agent QRE is not the saddle point of one objective).
         """
+        if self.feedback != "sequence form":
+            raise ValueError("regularized_gap is defined for feedback='sequence form'; use qre_residual")
         game = self.game
         probs = self._probs if policy is None else _policy_probs(self.game, policy)
         _, root_values = self._response(probs)
@@ -192,6 +220,9 @@ class MMD(Solver):
         if self.alpha <= 0:
             raise ValueError("the regularized game needs alpha > 0")
         game, alpha = self.game, self.alpha
+        if self.feedback == "action values":
+            log_probs = _row_log_softmax(game, expected_action_values(game, probs) / alpha + self._log_magnet)
+            return np.where(game.legal_mask, np.exp(log_probs), 0.0), None
         gradient = sequence_form_gradient(game, probs)
         log_probs, root_values = _dilated_softmax(game, self._levels, gradient, alpha * self._log_magnet, alpha,
                                                   alpha * self.entropy_bonus)
@@ -225,6 +256,25 @@ def sequence_form_gradient(game, probs):
         mine = last >= 0                       # terminals reached without any own move add to no sequence
         g += np.bincount(last[mine], weights=others[mine] * game.returns[z[mine], p], minlength=size)
     return g.reshape(game.legal_mask.shape)
+
+
+def expected_action_values(game, probs):
+    """(I, A) q(I, a) = sum_{h in I} pi_{-i}(h) v_i(h a) / sum_{h in I} pi_{-i}(h): the acting
+    player's expected return after a at I, given that I is reached (0 where nobody reaches I)."""
+    cf, F, _ = _cf_values(game, probs, edge_probabilities(game, probs))
+    decisions = np.flatnonzero(game.infoset >= 0)
+    owner = game.player[decisions]
+    others = _others_reach_at(F, decisions, owner, game.num_players)
+    reach = np.bincount(game.infoset[decisions], weights=others, minlength=game.num_infosets)
+    return np.where(reach[:, None] > 0, cf / np.where(reach > 0, reach, 1.0)[:, None], 0.0)
+
+
+def _others_reach_at(F, histories, owner, num_players):
+    """pi_{-i}(h) for each history h, i = owner[h]: the product of every reach row but i's."""
+    total = np.ones(len(histories))
+    for row in range(num_players + 1):
+        total *= np.where(owner == row, 1.0, F[row, histories])
+    return total
 
 
 def sequence_form_payoff_max(game):
@@ -274,6 +324,11 @@ def _dilated_softmax(game, levels, payoff, bias, temperature, bonus):
         np.add.at(c_flat, parent_seq[inner], value[inner])
         np.add.at(root_values, game.infoset_player[idx[~inner]], value[~inner])
     return log_probs, root_values
+
+
+def _row_log_softmax(game, scores):
+    z = np.where(game.legal_mask, scores, -np.inf)
+    return np.where(game.legal_mask, z - _logsumexp(z)[:, None], 0.0)
 
 
 def _logsumexp(z):
