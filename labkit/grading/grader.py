@@ -1,0 +1,248 @@
+"""Grade submissions: put the student's answer cells into the pristine master, run it in a
+fresh kernel, read each check cell's record, and compute the verdicts here.
+
+One submission (`grade_notebook`):
+
+1. read the file's bytes once (the file itself is never opened for writing) and find the
+   exercise and the student's answer cells (`labkit.grading.notebooks.extract`);
+2. start a kernel in a scratch directory with a fresh random nonce in its environment;
+3. run the grader's sealing cell, then the master's setup cells, then for each part the
+   student's answer cells and the master's check cell, one cell at a time with a timeout;
+4. take the last record carrying the nonce and the part's id from that check cell's outputs
+   and grade it with `labkit.grading.checks.grade_part`. A timeout, a dead kernel or an
+   output flood in one of a part's cells costs that part; the kernel is replaced if needed
+   (the setup cells are replayed) and grading goes on with the next part.
+
+Many submissions (`grade_paths`) run in parallel through `labkit.experiments.executors`.
+"""
+from __future__ import annotations
+
+import csv
+import secrets
+import tempfile
+import time
+from pathlib import Path
+
+from labkit.grading import checks
+from labkit.grading.exercises import EXERCISES
+from labkit.grading.notebooks import NotebookError, extract, graded_cells, read_notebook
+from labkit.grading.reporter import NONCE_VARIABLE, RECORD_MIME, SEAL_SOURCE
+
+DEFAULT_TIMEOUT = 60.0
+
+
+def _record(outputs, nonce, part):
+    """The value of the last genuine record of `part` among a check cell's outputs, or None."""
+    found = None
+    for out in outputs:
+        if out.get("output_type") != "display_data":
+            continue
+        data = out.get("data", {}).get(RECORD_MIME)
+        if isinstance(data, dict) and data.get("nonce") == nonce and data.get("part") == part:
+            found = data.get("value")
+    return found
+
+
+def _failed(part, verdict, message):
+    spec = checks.spec_for(part)
+    return checks.PartResult(part, verdict, 0.0, spec.max_points, [message])
+
+
+def _student_name(path, root):
+    """The first folder below the folder given on the command line, else the file's stem."""
+    path, root = Path(path), Path(root) if root else None
+    if root is not None and root.is_dir():
+        rel = path.relative_to(root)
+        if len(rel.parts) > 1:
+            return rel.parts[0]
+    return path.stem
+
+
+def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None):
+    """Grade one submission.
+
+    Parameters
+    ----------
+    path : str or Path
+        The submitted .ipynb (read only).
+    timeout : float
+        Seconds each cell may run.
+    exercise : str, optional
+        The exercise expected (e.g. "27.4"); a notebook of another exercise is refused.
+
+    Returns
+    -------
+    dict
+        ``{"student", "path", "exercise", "score", "max_score", "parts": [...], "written": [...],
+        "error", "seconds"}``; ``error`` is a message for the student when the notebook could
+        not be graded (then ``score`` is 0).
+    """
+    start = time.monotonic()
+    path = Path(path)
+    result = {"student": student or path.stem, "path": str(path), "exercise": exercise, "score": 0.0,
+              "max_score": 0.0, "parts": [], "written": [], "error": None, "seconds": 0.0}
+    try:
+        data = path.read_bytes()
+        nb = read_notebook(data, path.name)
+        submission = extract(nb, EXERCISES, expected=exercise, name=path.name)
+    except (OSError, NotebookError) as exc:
+        result["error"] = str(exc) if isinstance(exc, NotebookError) else f"cannot read {path}: {exc}"
+        if exercise in EXERCISES:
+            result["max_score"] = sum(checks.spec_for(p).max_points for p in EXERCISES[exercise].parts)
+        result["seconds"] = round(time.monotonic() - start, 2)
+        return result
+    ex = EXERCISES[submission.exercise]
+    result["exercise"] = ex.number
+    parts = _run_and_grade(ex, submission, timeout)
+    result["parts"] = [p.as_dict() for p in parts]
+    result["score"] = sum(p.points for p in parts)
+    result["max_score"] = sum(p.max_points for p in parts)
+    result["written"] = [{"part": slot, "answered": bool(submission.written.get(slot, "").strip())
+                          and submission.written.get(slot, "").strip() != "*Write your answer here.*"}
+                         for slot in ex.written_slots]
+    result["seconds"] = round(time.monotonic() - start, 2)
+    return result
+
+
+def _run_and_grade(exercise, submission, timeout):
+    from labkit.grading.runner import KernelRun
+    plan = graded_cells(exercise, submission)
+    setup_sources = [SEAL_SOURCE] + [src for role, _, src in plan if role == "setup"]
+    nonce = secrets.token_hex(16)
+    trouble = {}        # part -> (verdict, message) from its answer cells
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="labkit-grade-") as scratch, \
+            KernelRun(timeout, {NONCE_VARIABLE: str(Path(scratch) / ".labkit-nonce")}, scratch) as kernel:
+
+        def run_setup():
+            # a new kernel (after a restart too) reads and deletes the nonce file when sealing
+            (Path(scratch) / ".labkit-nonce").write_text(nonce, encoding="ascii")
+            for src in setup_sources:
+                run = kernel.run(src)
+                if run.status != "ok":
+                    raise RuntimeError(f"the exercise's setup cell failed in the grader: {run.error}")
+
+        run_setup()
+        for role, part, source in plan:
+            if role == "setup":
+                continue
+            if role == "check" and part in trouble and trouble[part][0] != "error":
+                results[part] = _failed(part, *trouble[part])      # not worth running
+                continue
+            restarts = kernel.restarts
+            run = kernel.run(source)
+            if role == "answer":
+                if run.status in ("timeout", "dead", "flood") and part not in trouble:
+                    verdict = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood"}[run.status]
+                    trouble[part] = (verdict, f"your answer cell: {run.error}")
+                elif run.status == "error" and part not in trouble:
+                    trouble[part] = ("error", f"your answer cell raised {run.error}")
+            else:
+                results[part] = _grade_check(part, run, nonce, trouble.get(part))
+            if kernel.restarts != restarts:
+                run_setup()
+    return [results[p] for p in exercise.parts]
+
+
+def _grade_check(part, run, nonce, trouble):
+    if trouble and trouble[0] != "error":
+        return _failed(part, trouble[0], trouble[1])
+    if run.status in ("timeout", "dead", "flood"):
+        verdict = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood"}[run.status]
+        return _failed(part, verdict, f"the check ({run.error}) -- is one of your functions slow or printing a lot?")
+    value = _record(run.outputs, nonce, part)
+    if value is None:
+        why = f"the check cell raised {run.error}" if run.error else "the check cell reported nothing"
+        return _failed(part, "missing", f"no answer was recorded: {why}")
+    graded = checks.grade_part(part, value)
+    if trouble:
+        graded.hints.insert(0, trouble[1])
+    return graded
+
+
+# -------------------------------------------------------------------- many
+
+
+def find_notebooks(paths):
+    """(notebook path, root given) for every .ipynb under the given files and folders, sorted;
+    checkpoint copies are skipped."""
+    found = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found += [(f, p) for f in sorted(p.rglob("*.ipynb")) if ".ipynb_checkpoints" not in f.parts]
+        else:
+            found.append((p, None))
+    return found
+
+
+def _grade_unit(unit):
+    path, root, timeout, exercise = unit
+    return grade_notebook(path, timeout=timeout, exercise=exercise, student=_student_name(path, root))
+
+
+def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, progress=False):
+    """Grade every notebook under `paths`, in parallel.
+
+    Parameters
+    ----------
+    executor : None, "serial", int or an executor
+        As in `labkit.experiments.executors.resolve_executor`: None for a process pool with
+        one worker per core, an int for that many processes, or any object with
+        ``submit`` (``concurrent.futures``, or a Dask cluster's ``client.get_executor()``).
+
+    Returns
+    -------
+    list of dict, one per notebook (see `grade_notebook`), in path order.
+    """
+    from labkit.experiments.executors import run_units
+    units = [(str(p), str(root) if root else None, timeout, exercise) for p, root in find_notebooks(paths)]
+    if not units:
+        return []
+    return run_units(_grade_unit, units, executor=executor, progress=progress, desc="grading")
+
+
+# -------------------------------------------------------------------- reports
+
+
+def format_table(results):
+    """A text table: one block per submission, one line per part, then the total."""
+    lines = []
+    for r in results:
+        head = f"{r['student']}  ({r['path']})"
+        lines.append(head)
+        if r["error"]:
+            lines.append(f"  not graded: {r['error']}")
+            lines.append(f"  total  0/{r['max_score']:g}")
+            lines.append("")
+            continue
+        lines.append(f"  exercise {r['exercise']}")
+        for p in r["parts"]:
+            lines.append(f"  {p['part']:<9} {p['verdict']:<12} {p['points']:>4g}/{p['max_points']:<4g}")
+            for hint in p["hints"]:
+                lines.append(f"      {hint}")
+        for w in r["written"]:
+            lines.append(f"  {w['part']:<18} {'answered' if w['answered'] else 'blank':<12} (graded by hand)")
+        lines.append(f"  total  {r['score']:g}/{r['max_score']:g}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_csv(results, path):
+    """One row per submission: student, path, exercise, score, max_score, one column per part, error."""
+    part_names = []
+    for r in results:
+        for p in r["parts"]:
+            if p["part"] not in part_names:
+                part_names.append(p["part"])
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student", "path", "exercise", "score", "max_score", *part_names, "error"])
+        for r in results:
+            points = {p["part"]: p["points"] for p in r["parts"]}
+            writer.writerow([r["student"], r["path"], r["exercise"] or "", f"{r['score']:g}", f"{r['max_score']:g}",
+                             *(f"{points[n]:g}" if n in points else "" for n in part_names), r["error"] or ""])
+
+
+def json_ready(results):
+    """The machine-readable form: one dict for one submission, a list for several."""
+    return results[0] if len(results) == 1 else results

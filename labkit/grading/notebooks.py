@@ -1,0 +1,229 @@
+"""Exercise notebooks: built from one Python definition per exercise, and read back.
+
+An `Exercise` is a list of `Cell` s. The same list gives
+
+* the exercise notebook (answer cells hold a template), ``Exercise.notebook()``;
+* the solution notebook (answer cells hold the worked solution), ``Exercise.notebook(solution=True)``;
+* the pristine master the grader executes, with the student's answer cells put in place.
+
+Cell roles, stored in each cell's metadata as ``{"labkit": {"role": ..., "part": ..., "slot": ...}}``
+and mirrored in the cell tags:
+
+=========  ======================================================================
+markdown   text of the exercise
+setup      imports; run before everything, never edited by the student
+answer     a code cell the student fills in; ``slot`` names it (e.g. ``27.4(a)``)
+written    a markdown cell for a written answer (proof, explanation)
+check      ``check("27.4(a)")``: reports the part's answer (the grader decides)
+=========  ======================================================================
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import nbformat
+
+FORMAT = 1
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+ROLES = ("markdown", "setup", "answer", "written", "check")
+WRITTEN_PLACEHOLDER = "*Write your answer here.*"
+
+
+class NotebookError(ValueError):
+    """A submission that cannot be graded; the message says why, for the student."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    role: str
+    source: str
+    part: str | None = None
+    solution: str | None = None      # answer and written cells: the worked solution
+    slot: str | None = None
+
+
+def md(text):
+    return Cell("markdown", _dedent(text))
+
+
+def setup(code):
+    return Cell("setup", _dedent(code))
+
+
+def answer(part, template, solution, slot=None):
+    return Cell("answer", _dedent(template), part, _dedent(solution), slot or part)
+
+
+def written(part, solution, slot=None):
+    return Cell("written", WRITTEN_PLACEHOLDER, part, _dedent(solution), slot or f"{part} written")
+
+
+def check(part):
+    return Cell("check", f'from labkit.grading import check\ncheck("{part}")', part)
+
+
+def _dedent(text):
+    import textwrap
+    return textwrap.dedent(text).strip("\n")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    number: str          # "27.4"
+    slug: str            # "27_4_kuhn_poker_by_hand": the file name without .ipynb
+    title: str
+    cells: tuple
+
+    @property
+    def filename(self):
+        return f"{self.slug}.ipynb"
+
+    @property
+    def parts(self):
+        """The checkable parts, in order (each has exactly one check cell)."""
+        return [c.part for c in self.cells if c.role == "check"]
+
+    @property
+    def written_slots(self):
+        return [c.slot for c in self.cells if c.role == "written"]
+
+    @property
+    def answer_slots(self):
+        return [c.slot for c in self.cells if c.role == "answer"]
+
+    def notebook(self, solution=False):
+        """The exercise (or, with solution=True, the solution) as an unexecuted notebook."""
+        nb = nbformat.v4.new_notebook()
+        nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"},
+                       "labkit": {"exercise": self.number, "format": FORMAT}}
+        counts = {}
+        for cell in self.cells:
+            key = f"{self.slug[:5]}-{cell.role}-{_id_part(cell.slot or cell.part or '')}"
+            counts[key] = counts.get(key, 0) + 1
+            cell_id = f"{key}-{counts[key]}"
+            text = cell.solution if solution and cell.solution is not None else cell.source
+            if cell.role in ("markdown", "written"):
+                nbcell = nbformat.v4.new_markdown_cell(text)
+            else:
+                nbcell = nbformat.v4.new_code_cell(text)
+            nbcell.id = cell_id
+            if cell.role != "markdown":
+                meta = {"role": cell.role}
+                if cell.part:
+                    meta["part"] = cell.part
+                if cell.slot:
+                    meta["slot"] = cell.slot
+                nbcell.metadata["labkit"] = meta
+                nbcell.metadata["tags"] = {"setup": ["setup"], "answer": ["answer"], "written": ["answer", "written"],
+                                           "check": ["check"]}[cell.role]
+                if cell.role in ("setup", "check"):
+                    nbcell.metadata["editable"] = False
+                    nbcell.metadata["deletable"] = False
+            nb.cells.append(nbcell)
+        return nb
+
+
+def _id_part(text):
+    return "".join(ch for ch in text.replace("(", "").replace(")", "").replace(".", "-") if ch.isalnum() or ch == "-")
+
+
+# ------------------------------------------------------------ reading submissions
+
+
+@dataclass
+class Submission:
+    exercise: str
+    answers: dict          # slot -> list of code sources, in notebook order
+    written: dict          # slot -> markdown text
+
+
+def read_notebook(data: bytes, name="notebook"):
+    """Parse a submission's bytes into a notebook (NotebookError with a clear message if not)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotebookError(f"{name} is not a text file (not UTF-8); submit the .ipynb file saved by Jupyter") from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(f"{name} is not a Jupyter notebook: its JSON is broken at line {exc.lineno}, "
+                            f"column {exc.colno} ({exc.msg})") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
+        raise NotebookError(f"{name} is not a Jupyter notebook: it has no list of cells")
+    if raw.get("nbformat") != 4:
+        raise NotebookError(f"{name} has notebook format {raw.get('nbformat')!r}; expected 4 (save it with "
+                            "JupyterLab or Jupyter Notebook 5 or later)")
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:
+        raise NotebookError(f"{name} is not a valid Jupyter notebook ({type(exc).__name__}: {exc})") from None
+    for k, cell in enumerate(nb.cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw") \
+                or not isinstance(cell.get("source", ""), str):
+            raise NotebookError(f"{name}: cell {k} is malformed")
+    return nb
+
+
+def _cell_meta(cell):
+    meta = cell.get("metadata", {}).get("labkit", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def extract(nb, exercises, expected=None, name="notebook") -> Submission:
+    """The student's answers, after checking that the notebook is a labkit exercise.
+
+    Parameters
+    ----------
+    exercises : dict {number: Exercise}
+    expected : str, optional
+        The exercise the grader was told to expect (e.g. "27.4"); another one is an error.
+    """
+    declared = nb.metadata.get("labkit", {}).get("exercise") if isinstance(nb.metadata.get("labkit"), dict) else None
+    parts = {str(_cell_meta(c).get("part", "")) for c in nb.cells if _cell_meta(c).get("role") in ("answer", "written")}
+    from_cells = {p.split("(")[0] for p in parts if p}
+    if declared is None:
+        if len(from_cells) == 1:
+            declared = next(iter(from_cells))
+        elif not from_cells:
+            raise NotebookError(f"{name} is not a labkit exercise notebook: it has no exercise metadata and no "
+                                "answer cells. Start from the notebook in exercises/ and keep its answer cells.")
+        else:
+            raise NotebookError(f"{name} mixes answer cells of exercises {', '.join(sorted(from_cells))}")
+    declared = str(declared)
+    if declared not in exercises:
+        raise NotebookError(f"{name} says it is exercise {declared!r}, which labkit does not know; "
+                            f"the exercises are {', '.join(exercises)}")
+    if from_cells and from_cells != {declared}:
+        others = ", ".join(sorted(from_cells - {declared}))
+        raise NotebookError(f"{name} is exercise {declared}, but its answer cells belong to exercise {others}")
+    if expected is not None and declared != str(expected):
+        raise NotebookError(f"{name} is exercise {declared} ({exercises[declared].title}), but exercise "
+                            f"{expected} ({exercises[str(expected)].title if str(expected) in exercises else '?'}) "
+                            "was expected")
+    exercise = exercises[declared]
+    slots, written_slots = set(exercise.answer_slots), set(exercise.written_slots)
+    answers, written_text = {}, {}
+    for cell in nb.cells:
+        meta = _cell_meta(cell)
+        slot = meta.get("slot")
+        if meta.get("role") == "answer" and slot in slots and cell.cell_type == "code":
+            answers.setdefault(slot, []).append(cell.source)
+        elif meta.get("role") == "written" and slot in written_slots:
+            written_text[slot] = (written_text.get(slot, "") + "\n\n" + cell.source).strip()
+    return Submission(declared, answers, written_text)
+
+
+def graded_cells(exercise, submission):
+    """The master's cells with the student's answers in place: a list of (role, part, source)
+    to execute in order. Answer slots the student deleted run as empty cells."""
+    plan = []
+    for cell in exercise.cells:
+        if cell.role == "setup":
+            plan.append(("setup", None, cell.source))
+        elif cell.role == "answer":
+            sources = submission.answers.get(cell.slot, [""])
+            plan.extend(("answer", cell.part, src) for src in sources)
+        elif cell.role == "check":
+            plan.append(("check", cell.part, cell.source))
+    return plan

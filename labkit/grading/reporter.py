@@ -1,0 +1,184 @@
+"""The kernel side of grading: `check(part)` reports a student's answer for one part.
+
+This module runs inside the student's Jupyter kernel. It never decides a grade that counts.
+
+* In the notebook UI (self-check), ``check("27.4(a)")`` collects the names the part asks for
+  from the notebook's namespace, serializes them (`to_plain`), and prints one feedback line
+  computed by `labkit.grading.checks` -- the same functions the grader uses.
+* Under the grader, ``LABKIT_GRADING_NONCE`` names a file holding a one-time nonce.
+  The grader's first cell (`SEAL_SOURCE`, run before any student code) calls `seal()`, which
+  reads and deletes that file and captures the JSON encoder and the kernel's
+  display publisher *before* an answer cell can replace ``json.dumps``, ``print`` or
+  ``sys.stdout``. From then on ``check`` only publishes the serialized value as a
+  ``application/vnd.labkit.check+json`` display record carrying the nonce; the grader reads
+  that record from the check cell's outputs and computes the verdict in its own process.
+"""
+from __future__ import annotations
+
+import os
+
+NONCE_VARIABLE = "LABKIT_GRADING_NONCE"
+RECORD_MIME = "application/vnd.labkit.check+json"
+SEAL_SOURCE = "import labkit.grading.reporter as _labkit_reporter; _labkit_reporter.seal(); del _labkit_reporter"
+
+MAX_ITEMS = 20_000        # numbers in one reported value
+MAX_TEXT = 2_000          # characters of one reported string
+MAX_RECORD = 400_000      # characters of one encoded record
+
+_sealed = None            # set by seal(): the function that publishes one record
+
+
+class ReportError(Exception):
+    """A value that cannot be reported (too large, nested too deep, of an unknown type)."""
+
+
+def to_plain(value, _depth=0, _budget=None):
+    """A JSON-ready copy of a student's value: numbers, strings, booleans, None, lists, dicts.
+
+    numpy arrays and scalars become (nested) lists of Python numbers, tuples become lists,
+    fractions become floats. Anything else raises `ReportError` naming its type.
+    """
+    budget = _budget if _budget is not None else [MAX_ITEMS]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ReportError(f"the value has more than {MAX_ITEMS} entries")
+    if _depth > 8:
+        raise ReportError("the value is nested more than 8 levels deep")
+    if value is Ellipsis:
+        raise ReportError("it still holds the placeholder `...`")
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT:
+            raise ReportError(f"a string of {len(value)} characters is too long to report")
+        return str(value)
+    if isinstance(value, int):
+        return int(value) if abs(value) < 2 ** 63 else float(value)
+    if isinstance(value, float):
+        return float(value)
+    try:
+        import numpy as np
+    except ImportError:       # pragma: no cover - labkit needs numpy
+        np = None
+    if np is not None:
+        if isinstance(value, np.bool_):
+            return bool(value)
+        if isinstance(value, np.integer):
+            return int(value)
+        if isinstance(value, np.floating):
+            return float(value)
+        if isinstance(value, np.ndarray):
+            if value.size > budget[0]:
+                raise ReportError(f"an array of {value.size} entries is too large to report")
+            return to_plain(value.tolist(), _depth, budget)
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v, _depth + 1, budget) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return [to_plain(v, _depth + 1, budget) for v in sorted(value, key=repr)]
+    if isinstance(value, dict):
+        return {str(k): to_plain(v, _depth + 1, budget) for k, v in value.items()}
+    if hasattr(value, "numerator") and hasattr(value, "denominator"):     # fractions.Fraction
+        return float(value)
+    raise ReportError(f"cannot report a value of type {type(value).__name__}")
+
+
+def _describe_error(exc):
+    text = str(exc) if isinstance(exc, ReportError) else f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def collect(part_id, namespace):
+    """The serialized answer of one part: {name: value} for the names the part reads.
+
+    A callable answer is evaluated at the part's probe arguments, giving a list of results.
+    A missing name, a raising function or a value that cannot be serialized is reported as
+    ``{"__error__": "..."}`` in its place, so the grader can say what went wrong.
+    """
+    from labkit.grading.checks import spec_for
+    spec = spec_for(part_id)
+    out = {}
+    for name in spec.names:
+        if name not in namespace:
+            out[name] = {"__error__": f"`{name}` is not defined"}
+            continue
+        value = namespace[name]
+        probes = spec.probes.get(name)
+        try:
+            if probes is not None:
+                if not callable(value):
+                    raise ReportError(f"`{name}` should be a function, got {type(value).__name__}")
+                results = []
+                for args in probes:
+                    try:
+                        results.append(to_plain(value(*_fresh(args))))
+                    except Exception as exc:     # one failing probe does not hide the others
+                        results.append({"__error__": _describe_error(exc)})
+                out[name] = results
+            else:
+                out[name] = to_plain(value)
+        except Exception as exc:
+            out[name] = {"__error__": _describe_error(exc)}
+    return out
+
+
+def _fresh(args):
+    """Copies of the probe arguments, so that a function that modifies its input cannot
+    change what the next probe sees."""
+    import copy
+    return tuple(copy.deepcopy(a) for a in args)
+
+
+def seal():
+    """Capture the nonce and the publishing tools before any student code runs (grader only)."""
+    global _sealed
+    if _sealed is not None:
+        return
+    nonce_file = os.environ.pop(NONCE_VARIABLE, None)
+    if not nonce_file:
+        return
+    # the nonce travels in a file that is deleted at once, so that it is not left in the
+    # environment (which /proc/self/environ would still show) for an answer cell to read
+    with open(nonce_file, encoding="ascii") as f:
+        nonce = f.read().strip()
+    os.remove(nonce_file)
+    import json
+    encode = json.JSONEncoder(allow_nan=True, ensure_ascii=True).encode
+    decode = json.JSONDecoder().decode
+    from IPython import get_ipython
+    shell = get_ipython()
+    publish = shell.display_pub.publish
+    namespace = shell.user_ns
+
+    def publish_record(part_id):
+        try:
+            value = collect(part_id, namespace)
+            text = encode({"nonce": nonce, "part": part_id, "value": value})
+            if len(text) > MAX_RECORD:
+                text = encode({"nonce": nonce, "part": part_id,
+                               "value": {"__error__": "the reported value is too large"}})
+        except Exception as exc:
+            text = encode({"nonce": nonce, "part": part_id, "value": {"__error__": _describe_error(exc)}})
+        publish(data={RECORD_MIME: decode(text), "text/plain": f"[answer to {part_id} recorded for grading]"},
+                metadata={})
+
+    _sealed = publish_record
+
+
+def check(part_id):
+    """Report your answer to one part; in the notebook, also print whether it passes.
+
+    Prints one line ``27.4(a): pass 3/3`` (part, verdict, points) and, when something is
+    wrong, hints that point at the mistake without giving the answer away.
+    """
+    if _sealed is not None:
+        _sealed(part_id)
+        return
+    from IPython import get_ipython
+    from labkit.grading.checks import grade_part
+    shell = get_ipython()
+    namespace = shell.user_ns if shell is not None else {}
+    result = grade_part(part_id, collect(part_id, namespace))
+    print(result.line())
+    for hint in result.hints:
+        print(f"    hint: {hint}")
+

@@ -1,0 +1,144 @@
+"""Execute cells one by one in a fresh kernel, surviving what a student's code can do to it.
+
+`KernelRun` wraps an nbclient `NotebookClient`:
+
+* each cell gets its own timeout; on a timeout the kernel is interrupted, and if a short
+  probe cell still does not come back the kernel is replaced by a new one (the caller then
+  replays its setup cells);
+* a kernel that dies (``os._exit``, a segfault) is replaced the same way;
+* outputs past `OUTPUT_CAP` characters in one cell are dropped, and the cell is marked as
+  flooded, so a runaway ``print`` cannot exhaust the grader's memory;
+* the kernel starts in a scratch directory with the extra environment variables given
+  (the grader's nonce), never in the submission's folder.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+OUTPUT_CAP = 200_000       # characters of output one cell may produce
+PROBE_TIMEOUT = 10         # seconds a kernel gets to answer after an interrupt
+
+
+@dataclass
+class CellRun:
+    status: str                       # ok, error, timeout, flood, dead
+    outputs: list = field(default_factory=list)
+    error: str | None = None          # "NameError: name 'x' is not defined"
+
+
+class _CappedClient(NotebookClient):
+    """An nbclient that stops storing a cell's outputs once they pass `OUTPUT_CAP` characters."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.output_chars = {}
+        self.flooded = set()
+
+    def output(self, outs, msg, display_id, cell_index):
+        content = msg.get("content", {})
+        if msg.get("msg_type") == "stream":
+            size = len(content.get("text", ""))
+        else:
+            size = sum(len(str(v)) for v in content.get("data", {}).values()) + len(str(content.get("traceback", "")))
+        used = self.output_chars.get(cell_index, 0) + size
+        self.output_chars[cell_index] = used
+        if used > OUTPUT_CAP:
+            self.flooded.add(cell_index)
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+
+class KernelRun:
+    """A kernel for one graded notebook. Use as a context manager.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds each cell may run.
+    env : dict
+        Extra environment variables for the kernel.
+    cwd : str
+        The kernel's working directory (a scratch directory).
+    """
+
+    def __init__(self, timeout, env, cwd):
+        self.timeout, self.cwd = timeout, cwd
+        self.env = {**os.environ, **env}
+        self.restarts = 0
+        self._client = self._context = None
+
+    def __enter__(self):
+        self._start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop()
+
+    def _start(self):
+        nb = nbformat.v4.new_notebook()
+        self._client = _CappedClient(nb, timeout=self.timeout, allow_errors=True, interrupt_on_timeout=False,
+                                     kernel_name="python3", startup_timeout=120, iopub_timeout=5,
+                                     shutdown_kernel="immediate")
+        self._context = self._client.setup_kernel(env=self.env, cwd=self.cwd)
+        self._context.__enter__()
+
+    def _stop(self):
+        if self._context is not None:
+            try:
+                self._context.__exit__(None, None, None)
+            except Exception:         # the kernel may already be gone
+                pass
+        self._client = self._context = None
+
+    def restart(self):
+        """Replace the kernel by a fresh one (its state is lost)."""
+        self._stop()
+        self.restarts += 1
+        self._start()
+
+    def run(self, source, timeout=None):
+        """Execute one cell; never raises because of what the cell does."""
+        client = self._client
+        cell = nbformat.v4.new_code_cell(source)
+        client.nb.cells.append(cell)
+        index = len(client.nb.cells) - 1
+        saved = client.timeout
+        if timeout is not None:
+            client.timeout = timeout
+        try:
+            client.execute_cell(cell, index)
+        except CellTimeoutError:
+            self._recover()
+            return CellRun("timeout", list(cell.outputs), f"the cell ran longer than {client.timeout:g} s")
+        except DeadKernelError:
+            self.restart()
+            return CellRun("dead", list(cell.outputs), "the kernel died while running this cell")
+        finally:
+            if self._client is client:
+                client.timeout = saved
+        if index in client.flooded:
+            return CellRun("flood", list(cell.outputs), f"the cell printed more than {OUTPUT_CAP} characters")
+        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        if errors:
+            return CellRun("error", list(cell.outputs), f"{errors[-1].get('ename')}: {errors[-1].get('evalue')}")
+        return CellRun("ok", list(cell.outputs))
+
+    def _recover(self):
+        """After a timeout: interrupt; if the kernel does not answer a probe cell, replace it."""
+        client = self._client
+        try:
+            client.km.interrupt_kernel()
+            probe = nbformat.v4.new_code_cell("pass")
+            client.nb.cells.append(probe)
+            client.timeout = PROBE_TIMEOUT
+            client.execute_cell(probe, len(client.nb.cells) - 1)
+            alive = not any(o.get("output_type") == "error" for o in probe.outputs)
+        except Exception:            # timeout again, or the kernel died
+            alive = False
+        if not alive:
+            self.restart()

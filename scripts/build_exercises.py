@@ -1,0 +1,46 @@
+"""Write exercises/*.ipynb and solutions/*.ipynb from labkit.grading.exercises, the one source.
+
+    python scripts/build_exercises.py            # all eight
+    python scripts/build_exercises.py 27.4 27.6  # some
+
+The exercise notebooks are written without outputs. The solution notebooks are executed with
+nbclient, so their stored outputs come only from running them (nbval re-checks them in `make test`).
+tests/test_grading.py fails when a committed notebook differs from what this script writes.
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def execute(nb, cwd):
+    NotebookClient(nb, timeout=600, kernel_name="python3", coalesce_streams=True, resources={"metadata": {"path": str(cwd)}}).execute()
+    return nb
+
+
+def build(numbers=None, execute_solutions=True):
+    sys.path.insert(0, str(ROOT))
+    from labkit.grading.exercises import EXERCISES
+    chosen = numbers or list(EXERCISES)
+    for number in chosen:
+        ex = EXERCISES[number]
+        start = time.perf_counter()
+        nbformat.write(ex.notebook(), ROOT / "exercises" / ex.filename)
+        solution = ex.notebook(solution=True)
+        if execute_solutions:
+            execute(solution, ROOT / "solutions")
+        nbformat.write(solution, ROOT / "solutions" / ex.filename)
+        print(f"{number}: exercises/{ex.filename} and solutions/{ex.filename} ({time.perf_counter() - start:.1f} s)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("numbers", nargs="*", help="exercise numbers such as 27.4 (default: all)")
+    parser.add_argument("--no-execute", action="store_true", help="write the solutions without running them")
+    args = parser.parse_args()
+    build(args.numbers or None, not args.no_execute)
