@@ -1,0 +1,165 @@
+"""Tests of labkit.hindsight (the independent deviation-regret evaluator) and, through it, of the
+hindsight rationality of EFR for every deviation type."""
+import numpy as np
+import pytest
+
+import labkit as lk
+from labkit import hindsight
+from labkit.efr import EFR, deviation_structure
+
+# Shapley's 3x3 game (fictitious play cycles on it): row and column payoffs
+SHAPLEY_ROW = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float)
+SHAPLEY_COL = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]], dtype=float)
+
+
+class TwiceShapley:
+    """Shapley's game played twice; before the second round both players see the first round's
+    actions. Three actions everywhere, so internal and external transformations differ, and the
+    second-round infosets have a three-action predecessor."""
+
+    name = "twice_shapley"
+    num_players = 2
+    num_distinct_actions = 3
+
+    def initial_state(self):
+        return _ShapleyState(())
+
+    def action_name(self, action):
+        return "xyz"[action]
+
+
+class _ShapleyState:
+    def __init__(self, moves):
+        self.moves = moves
+
+    def current_player(self):
+        return lk.games.TERMINAL if len(self.moves) == 4 else len(self.moves) % 2
+
+    def legal_actions(self):
+        return [0, 1, 2]
+
+    def child(self, action):
+        return _ShapleyState(self.moves + (action,))
+
+    def returns(self):
+        m = self.moves
+        return [SHAPLEY_ROW[m[0], m[1]] + SHAPLEY_ROW[m[2], m[3]], SHAPLEY_COL[m[0], m[1]] + SHAPLEY_COL[m[2], m[3]]]
+
+    def infoset_key(self):
+        player = len(self.moves) % 2
+        if len(self.moves) < 2:
+            return f"P{player} first"
+        return f"P{player} after {'xyz'[self.moves[0]]}{'xyz'[self.moves[1]]}"
+
+
+@pytest.fixture(scope="module")
+def shapley():
+    return lk.games.load(TwiceShapley())
+
+
+@pytest.fixture(scope="module")
+def leduc():
+    return lk.games.load("leduc_poker")
+
+
+def random_profile(game, rng):
+    probs = rng.random(game.legal_mask.shape) * game.legal_mask
+    probs[rng.random(probs.shape) < 0.2] = 0.0           # some zero probabilities, as EFR produces
+    probs = np.where(game.legal_mask & (probs.sum(axis=1, keepdims=True) == 0), 1.0, probs)
+    return probs / probs.sum(axis=1, keepdims=True)
+
+
+# ---------------------------------------------------------------------------- the evaluator itself
+def test_closed_form_regrets_in_rock_paper_scissors():
+    """Row plays uniform, column always Rock, T rounds. Best fixed deviation: Paper, gain 1 per round
+    (uniform earns 0). Best swap: Scissors -> Paper, 1/3 * (1 - (-1)) = 2/3 per round."""
+    game = lk.games.load("rock_paper_scissors")
+    rock = game.action_names.index("Rock") if "Rock" in game.action_names else 0
+    column = [i for i in range(game.num_infosets) if game.infoset_player[i] == 1][0]
+    profile = lk.uniform_policy(game).probs.copy()
+    profile[column] = 0.0
+    profile[column, rock] = 1.0
+    T = 7
+    assert hindsight.deviation_regret(game, [profile] * T, 0, "act") == pytest.approx(T * 1.0)
+    assert hindsight.deviation_regret(game, [profile] * T, 0, "cf") == pytest.approx(T * 1.0)
+    assert hindsight.deviation_regret(game, [profile] * T, 0, "act_in") == pytest.approx(T * 2 / 3)
+    assert hindsight.deviation_regret(game, [profile] * T, 0, "bhv") == pytest.approx(T * 2 / 3)
+
+
+@pytest.mark.parametrize("kind", hindsight.TYPES)
+def test_gains_equal_a_full_evaluation_of_the_deviated_strategy(leduc, shapley, kind):
+    rng = np.random.default_rng(7)
+    for game, sample in ((shapley, None), (leduc, 25)):
+        profiles = [random_profile(game, rng) for _ in range(2)]
+        for player in range(game.num_players):
+            gains, devs = hindsight.deviation_gains(game, profiles, player, kind)
+            picks = range(len(devs)) if sample is None else rng.choice(len(devs), sample, replace=False)
+            for k in picks:
+                for t, probs in enumerate(profiles):
+                    deviated = hindsight.deviated_strategy(game, probs, devs[k])
+                    lk.TabularPolicy(game, deviated)          # a valid strategy
+                    expected = lk.expected_payoffs(game, deviated)[player] - lk.expected_payoffs(game, probs)[player]
+                    assert gains[k, t] == pytest.approx(expected, abs=1e-12), devs[k].describe(game)
+
+
+@pytest.mark.parametrize("kind", hindsight.TYPES)
+def test_deviation_counts_agree_with_efr_structure(leduc, kind):
+    """Two independent enumerations (labkit.efr's rows and this module's deviations) count the
+    same number of (memory, transformation) pairs at every decision point."""
+    structure = deviation_structure(leduc, kind)
+    efr_counts = np.bincount(structure.row_infoset, weights=structure.row_active.sum(axis=1),
+                             minlength=leduc.num_infosets)
+    counts = np.zeros(leduc.num_infosets)
+    for player in range(2):
+        for dev in hindsight.enumerate_deviations(leduc, player, kind):
+            counts[dev.target] += 1
+    np.testing.assert_array_equal(counts, efr_counts)
+
+
+def test_unknown_type_and_bad_profiles(shapley):
+    with pytest.raises(ValueError, match="tips_ex\\+in"):
+        hindsight.deviation_regret(shapley, [lk.uniform_policy(shapley)], 0, "informed")
+    with pytest.raises(ValueError, match="num_infosets"):
+        hindsight.deviation_regret(shapley, [np.ones((3, 3))], 0, "cf")
+
+
+# ---------------------------------------------------------------------------- EFR is hindsight rational
+CHECKPOINTS = [50, 200, 800]
+
+
+@pytest.fixture(scope="module")
+def shapley_runs(shapley):
+    """Self-play profiles of EFR with every type on twice-Shapley (800 rounds)."""
+    runs = {}
+    for kind in hindsight.TYPES:
+        efr = EFR(shapley, kind)
+        efr.run(CHECKPOINTS[-1])
+        runs[kind] = efr.profiles[:-1]              # the profiles played in rounds 1..800
+    return runs
+
+
+def regret_curve(game, profiles, kind):
+    """Largest regret over both players at each checkpoint."""
+    return np.max([hindsight.deviation_regret_curve(game, profiles, p, kind, CHECKPOINTS) for p in range(2)], axis=0)
+
+
+@pytest.mark.parametrize("kind", hindsight.TYPES)
+def test_efr_regret_for_its_own_type_is_within_theorem1_and_shrinks_like_sqrt_t(shapley, shapley_runs, kind):
+    curve = regret_curve(shapley, shapley_runs[kind], kind)
+    for regret, T in zip(curve, CHECKPOINTS):
+        assert regret <= min(hindsight.theorem1_bound(shapley, p, kind, T) for p in range(2))
+    scaled = curve / np.sqrt(CHECKPOINTS)
+    # O(sqrt T): regret / sqrt(T) stays bounded and does not grow
+    assert np.all(np.diff(scaled) <= 0.02), scaled
+    assert scaled[-1] < 0.35, scaled
+
+
+@pytest.mark.parametrize("weak", ["act", "cf", "bps"])
+def test_external_only_types_keep_linear_internal_regret(shapley, shapley_runs, weak):
+    """EFR with external transformations only cycles on Shapley's game: its regret for the informed
+    counterfactual deviations grows linearly (about 0.11 per round), while EFR-cf_in's is O(sqrt T)."""
+    weak_curve = regret_curve(shapley, shapley_runs[weak], "cf_in")
+    strong_curve = regret_curve(shapley, shapley_runs["cf_in"], "cf_in")
+    per_round = weak_curve / CHECKPOINTS
+    assert per_round[-1] > 0.08 and weak_curve[-1] > 3.5 * weak_curve[-2], weak_curve
+    assert strong_curve[-1] < 0.1 * weak_curve[-1], (strong_curve, weak_curve)
