@@ -1,0 +1,316 @@
+"""Monte Carlo CFR with outcome or external sampling (Lanctot, Waugh, Zinkevich and Bowling, 2009,
+"Monte Carlo sampling for regret minimization in extensive games").
+
+MCCFR replaces CFR's exact counterfactual values by unbiased, importance-weighted estimates from
+sampled parts of the tree. One iteration is one sampled episode per player i (OpenSpiel's
+convention); each episode uses the policy sigma = regret matching of the current regrets.
+
+Outcome sampling, episode for player i:
+
+1. Sample one terminal history z: chance by its probabilities, the other players by sigma,
+   player i by the exploratory policy s = exploration * uniform + (1 - exploration) * sigma.
+2. Walking back from z, keep the sampled value estimate u~(h) = u_i(z) * prod sigma(a)/s(a) over
+   player i's moves between h and z. At player i's infoset I on the path, with sampled action a*,
+   the estimated action values are u~(h a*) / s(a*) for a* and 0 for the other actions, and
+       R(I, a) += (pi_{-i}(h) / q(h)) * (value(a) - sum_b sigma(I, b) value(b)),
+   q(h) being the probability that the sampling reached h (so the estimate is unbiased).
+3. Average policy ("stochastically weighted averaging"): S(I, a) += pi_i(h) sigma(I, a) / q(h)
+   at the same infosets.
+
+External sampling, episode for player i:
+
+1. Sample chance and the other players' actions (one per visited node), but follow *every*
+   action of player i, so the episode is a subtree.
+2. At player i's infosets, with v(I a) the sampled values below, R(I, a) += v(I a) - v(I),
+   v(I) = sum_a sigma(I, a) v(I a) (the sampling probabilities cancel the others' reach).
+3. Average policy ("simple" averaging, as OpenSpiel's default): at every visited infoset of player
+   (i + 1) mod n, S(I, a) += sigma(I, a).
+
+A sampled episode is one path (outcome sampling) or one small subtree (external sampling), so it
+is walked node by node over the compiled tree (children blocks and flat lists, no game
+objects); the random numbers come from one seeded `numpy.random.Generator`, drawn in blocks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.policy import TabularPolicy
+from labkit.solver import Solver
+from labkit.tree import CHANCE, TERMINAL
+
+__all__ = ["MCCFR", "SAMPLING_SCHEMES"]
+
+SAMPLING_SCHEMES = ("outcome", "external")
+_BLOCK = 4096            # uniform random numbers drawn per numpy call
+
+
+class _FlatTree:
+    """The parts of a `GameTree` an episode reads, as Python lists (fast scalar access)."""
+
+    def __init__(self, game):
+        H, parent = game.num_histories, game.parent
+        # breadth-first order makes `parent` nondecreasing and each node's children contiguous
+        first_child = np.searchsorted(parent, np.arange(H))
+        num_children = np.bincount(parent[1:], minlength=H)
+        self.player = game.player.tolist()
+        self.first_child = first_child.tolist()
+        self.num_children = num_children.tolist()
+        self.infoset = game.infoset.tolist()
+        self.returns = game.returns.tolist()
+        probs = game.chance_prob
+        self.chance_probs = [None] * H
+        self.chance_cumulative = [None] * H
+        for h in np.flatnonzero(game.is_chance):
+            k0, k = first_child[h], num_children[h]
+            p = probs[k0:k0 + k]
+            self.chance_probs[h] = p.tolist()
+            self.chance_cumulative[h] = np.cumsum(p).tolist()
+        self.legal_actions = [game.legal_actions(i).tolist() for i in range(game.num_infosets)]
+
+
+def _flat_tree(game):
+    cached = game.__dict__.get("_mccfr_flat_tree")
+    if cached is None:
+        cached = game.__dict__["_mccfr_flat_tree"] = _FlatTree(game)
+    return cached
+
+
+def _pick(cumulative, u):
+    """Index k of the sample: the first k with u < cumulative[k] (the last one if rounding left a gap)."""
+    for k, c in enumerate(cumulative):
+        if u < c:
+            return k
+    return len(cumulative) - 1
+
+
+def _pick_from(probs, u):
+    """Sample an index from a probability list with the uniform number u, never a zero-probability one."""
+    total = 0.0
+    last = 0
+    for k, p in enumerate(probs):
+        if p > 0.0:
+            total += p
+            last = k
+            if u < total:
+                return k
+    return last
+
+
+def _regret_matching(regrets):
+    """Regret matching on one infoset's list of regrets (legal actions only)."""
+    positive = [r if r > 0.0 else 0.0 for r in regrets]
+    total = sum(positive)
+    if total > 0.0:
+        return [r / total for r in positive]
+    return [1.0 / len(regrets)] * len(regrets)
+
+
+class MCCFR(Solver):
+    """Monte Carlo CFR (Lanctot et al., 2009) with outcome or external sampling.
+
+    Parameters
+    ----------
+    game : str or GameTree
+    sampling : {"outcome", "external"}
+    seed : int or numpy.random.Generator
+        The same seed gives the same regrets and policies, digit for digit.
+    exploration : float in (0, 1]
+        Outcome sampling only: weight of the uniform policy in the update player's sampling
+        policy (OpenSpiel's 0.6 by default). Must be positive so every action can be sampled.
+
+    Attributes
+    ----------
+    regrets, policy_sums : list of lists
+        Per infoset, over its legal actions (`game.legal_actions(I)`).
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> solver = lk.MCCFR("kuhn_poker", sampling="external", seed=1)
+    >>> _ = solver.run(1000)
+    >>> lk.nash_conv(solver.game, solver.average_policy()) < 0.2
+    True
+    """
+
+    def __init__(self, game, sampling: str = "outcome", seed=0, exploration: float = 0.6):
+        super().__init__(game)
+        if sampling not in SAMPLING_SCHEMES:
+            raise ValueError(f"sampling must be one of {SAMPLING_SCHEMES}, got {sampling!r}")
+        if isinstance(exploration, bool) or not isinstance(exploration, (int, float, np.floating)) \
+                or not 0.0 < exploration <= 1.0:
+            raise ValueError(f"exploration must be a number in (0, 1], got {exploration!r}")
+        if isinstance(seed, np.random.Generator):
+            self.rng = seed
+        elif seed is None or isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            self.rng = np.random.default_rng(seed)
+        else:
+            raise TypeError(f"seed must be an integer or a numpy.random.Generator, got {seed!r}")
+        self.sampling = sampling
+        self.exploration = float(exploration)
+        self.flat = _flat_tree(self.game)
+        sizes = [len(a) for a in self.flat.legal_actions]
+        self.regrets = [[0.0] * k for k in sizes]
+        self.policy_sums = [[0.0] * k for k in sizes]
+        self._sigma = [None] * len(sizes)          # cached regret matching, None = stale
+        self._uniforms = []
+        self._next = 0
+        self._touched = []                         # infosets whose regrets the episode changed
+
+    # -- random numbers ------------------------------------------------------------
+    def _uniform(self):
+        if self._next == len(self._uniforms):
+            self._uniforms = self.rng.random(_BLOCK).tolist()
+            self._next = 0
+        u = self._uniforms[self._next]
+        self._next += 1
+        return u
+
+    def _policy(self, infoset):
+        sigma = self._sigma[infoset]
+        if sigma is None:
+            sigma = self._sigma[infoset] = _regret_matching(self.regrets[infoset])
+        return sigma
+
+    # -- one iteration -------------------------------------------------------------
+    def _step(self):
+        for player in range(self.game.num_players):
+            self._episode(player, self.regrets, self.policy_sums)
+
+    def _episode(self, player, regret_out, policy_sum_out):
+        """One sampled episode for `player`, adding its regret and average-policy increments to
+        the given tables (the solver's own, or scratch tables for testing the estimates)."""
+        if self.sampling == "outcome":
+            self._outcome_episode(player, regret_out, policy_sum_out)
+        else:
+            self._external_episode(player, regret_out, policy_sum_out)
+        if regret_out is self.regrets:
+            # only the update player's regrets changed; its cached policies are stale
+            for i in self._touched:
+                self._sigma[i] = None
+        self._touched = []
+
+    def _outcome_episode(self, player, regret_out, policy_sum_out):
+        flat, eps = self.flat, self.exploration
+        h = 0
+        my_reach = opp_reach = sample_reach = 1.0
+        path = []
+        while True:
+            acting = flat.player[h]
+            if acting == TERMINAL:
+                break
+            if acting == CHANCE:
+                k = _pick(flat.chance_cumulative[h], self._uniform())
+                p = flat.chance_probs[h][k]
+                opp_reach *= p
+                sample_reach *= p
+            else:
+                infoset = flat.infoset[h]
+                sigma = self._policy(infoset)
+                if acting == player:
+                    mix = eps / len(sigma)
+                    sample = [mix + (1.0 - eps) * x for x in sigma]
+                    k = _pick_from(sample, self._uniform())
+                    path.append((infoset, sigma, sample, k, my_reach, opp_reach, sample_reach))
+                    my_reach *= sigma[k]
+                    sample_reach *= sample[k]
+                else:
+                    k = _pick_from(sigma, self._uniform())
+                    opp_reach *= sigma[k]
+                    sample_reach *= sigma[k]
+            h = flat.first_child[h] + k
+        # the other players' and chance's nodes pass the estimate up unchanged (sigma/s = 1 there)
+        value = flat.returns[h][player]
+        touched = []
+        for infoset, sigma, sample, k, my, opp, reach in reversed(path):
+            sampled_value = value / sample[k]               # u~(h a*) / s(a*); 0 for the others
+            value = sigma[k] * sampled_value                 # u~(h) = sum_a sigma(a) value(a)
+            weight = opp / reach                             # pi_{-i}(h) / q(h)
+            regrets = regret_out[infoset]
+            for a in range(len(sigma)):
+                regrets[a] -= weight * value
+            regrets[k] += weight * sampled_value
+            sums = policy_sum_out[infoset]
+            scale = my / reach
+            for a, x in enumerate(sigma):
+                sums[a] += scale * x
+            touched.append(infoset)
+        self._touched = touched
+
+    def _external_episode(self, player, regret_out, policy_sum_out):
+        flat = self.flat
+        kind, first_child, infoset_of, returns = flat.player, flat.first_child, flat.infoset, flat.returns
+        chance_cumulative = flat.chance_cumulative
+        averaging_player = (player + 1) % self.game.num_players
+        uniform, policy, touched = self._uniform, self._policy, self._touched
+
+        def value_of(h):
+            """Sampled value of history h for `player`, updating player's regrets below h."""
+            acting = kind[h]
+            # chance and the other players: follow one sampled move
+            while acting != player and acting != TERMINAL:
+                if acting == CHANCE:
+                    k = _pick(chance_cumulative[h], uniform())
+                else:
+                    infoset = infoset_of[h]
+                    sigma = policy(infoset)
+                    k = _pick_from(sigma, uniform())
+                    if acting == averaging_player:
+                        sums = policy_sum_out[infoset]
+                        for a, x in enumerate(sigma):
+                            sums[a] += x
+                h = first_child[h] + k
+                acting = kind[h]
+            if acting == TERMINAL:
+                return returns[h][player]
+            # the update player: follow every action
+            infoset = infoset_of[h]
+            sigma = policy(infoset)
+            first = first_child[h]
+            values = [value_of(first + k) for k in range(len(sigma))]
+            value = 0.0
+            for x, v in zip(sigma, values):
+                value += x * v
+            regrets = regret_out[infoset]
+            for a, v in enumerate(values):
+                regrets[a] += v - value
+            touched.append(infoset)
+            return value
+
+        value_of(0)
+
+    # -- estimates (for tests and teaching) ---------------------------------------
+    def sampled_regrets(self, player: int) -> np.ndarray:
+        """The regret increments one episode for `player` would add, as an (I, A) array, without
+        changing the solver's regrets or averages (the random stream does advance).
+
+        Their expectation is the exact counterfactual regret q(I, a) - v(I) of the current policy
+        at `player`'s infosets, which is what makes MCCFR converge like CFR.
+        """
+        self.game.check_player(player)
+        regret_out = [[0.0] * len(r) for r in self.regrets]
+        scratch = [[0.0] * len(r) for r in self.regrets]
+        self._touched = []
+        self._episode(player, regret_out, scratch)
+        return self._to_array(regret_out)
+
+    # -- policies ------------------------------------------------------------------
+    def _to_array(self, rows):
+        """Per-infoset lists over legal actions -> an (I, A) array, zero on illegal actions."""
+        out = np.zeros(self.game.legal_mask.shape)
+        for i, (actions, row) in enumerate(zip(self.flat.legal_actions, rows)):
+            out[i, actions] = row
+        return out
+
+    def current_policy(self) -> TabularPolicy:
+        """Regret matching of the current regrets."""
+        probs = self._to_array([_regret_matching(r) for r in self.regrets])
+        return TabularPolicy(self.game, probs, check=False)
+
+    def average_policy(self) -> TabularPolicy:
+        """The accumulated policy sums normalized per infoset; uniform where nothing was added."""
+        sums = self._to_array(self.policy_sums)
+        total = sums.sum(axis=1, keepdims=True)
+        legal = self.game.legal_mask
+        uniform = legal / legal.sum(axis=1, keepdims=True)
+        probs = np.where(total > 0, sums / np.where(total > 0, total, 1.0), uniform)
+        return TabularPolicy(self.game, probs, check=False)

@@ -1,0 +1,120 @@
+"""Monte Carlo CFR: reproducible from a seed, unbiased regret estimates, and NashConv on Leduc
+falling like OpenSpiel's MCCFR (reference/openspiel.md §5.3), averaged over seeds."""
+import numpy as np
+import pytest
+
+import labkit as lk
+from labkit.mccfr import MCCFR
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    return lk.games.load("kuhn_poker")
+
+
+@pytest.fixture(scope="module")
+def leduc():
+    return lk.games.load("leduc_poker")
+
+
+@pytest.mark.parametrize("sampling", ["outcome", "external"])
+def test_same_seed_same_digits(leduc, sampling):
+    a = MCCFR(leduc, sampling=sampling, seed=11)
+    b = MCCFR(leduc, sampling=sampling, seed=11)
+    c = MCCFR(leduc, sampling=sampling, seed=12)
+    for solver in (a, b, c):
+        solver.run(300)
+    np.testing.assert_array_equal(a.average_policy().probs, b.average_policy().probs)
+    np.testing.assert_array_equal(a.current_policy().probs, b.current_policy().probs)
+    assert not np.array_equal(a.average_policy().probs, c.average_policy().probs)
+    # a Generator can be passed instead of a seed, and gives the same stream
+    d = MCCFR(leduc, sampling=sampling, seed=np.random.default_rng(11))
+    d.run(300)
+    np.testing.assert_array_equal(a.average_policy().probs, d.average_policy().probs)
+
+
+def test_no_global_random_state(kuhn):
+    np.random.seed(0)
+    before = np.random.random()
+    np.random.seed(0)
+    MCCFR(kuhn, seed=3).run(50)
+    assert np.random.random() == before
+
+
+def test_invalid_arguments(kuhn):
+    with pytest.raises(ValueError, match=r"'outcome', 'external'"):
+        MCCFR(kuhn, sampling="chance")
+    for bad in (0.0, 1.5, -0.1, "0.6"):
+        with pytest.raises(ValueError, match="exploration"):
+            MCCFR(kuhn, exploration=bad)
+    with pytest.raises(TypeError, match="seed"):
+        MCCFR(kuhn, seed="zero")
+    with pytest.raises(ValueError, match="player"):
+        MCCFR(kuhn).sampled_regrets(2)
+
+
+def exact_regrets(game, policy, player):
+    """q(I, a) - v(I) at `player`'s infosets under `policy`: vanilla CFR's regret increment."""
+    q = lk.counterfactual_values(game, policy)
+    v = (q * policy.probs).sum(axis=1, keepdims=True)
+    mine = (game.infoset_player == player)[:, None] & game.legal_mask
+    return np.where(mine, q - v, 0.0)
+
+
+@pytest.mark.parametrize("sampling", ["outcome", "external"])
+@pytest.mark.parametrize("player", [0, 1])
+def test_sampled_regrets_are_unbiased(kuhn, sampling, player):
+    solver = MCCFR(kuhn, sampling=sampling, seed=5)
+    solver.run(30)                                   # a non-uniform current policy
+    exact = exact_regrets(kuhn, solver.current_policy(), player)
+    regrets_before = [list(r) for r in solver.regrets]
+    sums_before = [list(r) for r in solver.policy_sums]
+    assert np.abs(exact).max() > 0.05
+    n = 20_000 if sampling == "outcome" else 5_000
+    total = np.zeros(kuhn.legal_mask.shape)
+    squares = np.zeros(kuhn.legal_mask.shape)
+    for _ in range(n):
+        r = solver.sampled_regrets(player)
+        total += r
+        squares += r * r
+    mean = total / n
+    stderr = np.sqrt(np.maximum(squares / n - mean ** 2, 0.0) / n)
+    assert np.all(np.abs(mean - exact) <= 5 * stderr + 1e-12), (mean - exact) / np.maximum(stderr, 1e-12)
+    # the estimates did not change the solver
+    assert solver.regrets == regrets_before and solver.policy_sums == sums_before
+
+
+# reference/openspiel.md §5.3, Leduc, mean over seeds 0, 1, 2 of OpenSpiel's MCCFR (C++; Python):
+#   outcome  10^3: 4.542; 4.85     10^4: 2.223; 2.347
+#   external 10^3: 2.488; 2.484    10^4: 0.566; 0.578
+LEDUC_BANDS = {
+    "outcome": {1000: (4.0, 5.2), 10_000: (1.9, 2.7)},
+    "external": {1000: (2.1, 2.9), 10_000: (0.45, 0.70)},
+}
+
+
+@pytest.mark.parametrize("sampling", ["outcome", "external"])
+def test_leduc_nash_conv_falls_like_openspiel(leduc, sampling):
+    curves = []
+    for seed in range(3):
+        solver = MCCFR(leduc, sampling=sampling, seed=seed)
+        curve = []
+        for T in (1000, 10_000):
+            solver.run(T - solver.iteration)
+            curve.append(lk.nash_conv(leduc, solver.average_policy()))
+        curves.append(curve)
+    mean = np.mean(curves, axis=0)
+    for (T, (low, high)), value in zip(LEDUC_BANDS[sampling].items(), mean):
+        assert low <= value <= high, (sampling, T, value)
+    uniform = lk.nash_conv(leduc, lk.uniform_policy(leduc))
+    assert mean[1] < mean[0] < uniform
+
+
+@pytest.mark.parametrize("sampling", ["outcome", "external"])
+def test_kuhn_converges_toward_equilibrium_value(kuhn, sampling):
+    solver = lk.MCCFR(kuhn, sampling=sampling, seed=0)
+    solver.run(20_000)
+    average = solver.average_policy()
+    lk.policy.validate_probs(kuhn, average.probs)
+    assert lk.nash_conv(kuhn, average) < 0.06
+    assert abs(lk.expected_payoffs(kuhn, average)[0] + 1 / 18) < 0.02
