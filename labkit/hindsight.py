@@ -52,8 +52,9 @@ import numpy as np
 from labkit.games import load
 from labkit.policy import TabularPolicy
 
-TYPES = ("act", "act_in", "cf", "cf_in", "cf_ex+in", "bps", "cfps", "cfps_ex+in", "csps", "tips",
-         "tips_ex+in", "bhv")
+# the deviation types, alphabetically (the module's docstring table orders them by strength)
+TYPES = ("act", "act_in", "bhv", "bps", "cf", "cf_ex+in", "cf_in", "cfps", "cfps_ex+in", "csps", "tips",
+         "tips_ex+in")
 FOLLOW, FORCE, TRIGGER = 0, 1, 2
 
 
