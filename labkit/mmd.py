@@ -93,7 +93,7 @@ class MMD(Solver):
         game = self.game
         if feedback not in FEEDBACK:
             raise ValueError(f"feedback must be one of {FEEDBACK}, got {feedback!r}")
-        if feedback == "action values" and (stepsize is None or magnet == "entropy"):
+        if feedback == "action values" and (stepsize is None or _is_named(magnet, "entropy")):
             raise ValueError("feedback='action values' needs an explicit stepsize and a uniform or policy magnet")
         self.feedback = feedback
         if not (np.isfinite(alpha) and alpha >= 0):
@@ -324,6 +324,10 @@ def _dilated_softmax(game, levels, payoff, bias, temperature, bonus):
         np.add.at(c_flat, parent_seq[inner], value[inner])
         np.add.at(root_values, game.infoset_player[idx[~inner]], value[~inner])
     return log_probs, root_values
+
+
+def _is_named(value, name):
+    return isinstance(value, str) and value == name
 
 
 def _row_log_softmax(game, scores):

@@ -301,3 +301,20 @@ def test_action_value_feedback_needs_a_stepsize(kuhn):
         MMD(kuhn, alpha=0.1, feedback="q")
     with pytest.raises(ValueError, match="qre_residual"):
         MMD(kuhn, alpha=0.1, stepsize=0.1, feedback="action values").regularized_gap()
+
+
+def test_unregularized_kuhn_matches_openspiel_and_stays_finite(kuhn):
+    """§5.7, alpha = 0, eta = 1: last / average NashConv 0.6988 / 0.8077 (T=1), 0.3078 / 0.3971 (10),
+    0.3112 / 0.0795 (100), 0.2864 / 0.0301 (300), 0.4909 / 0.0149 (1000), average 0.00664 at 4671.
+    OpenSpiel's sequences underflow at 4671 and turn to NaN; labkit updates in log space and
+    does not."""
+    table = [(1, 0.6988, 0.8077), (10, 0.3078, 0.3971), (100, 0.3112, 0.0795), (300, 0.2864, 0.0301),
+             (1000, 0.4909, 0.0149)]
+    solver = MMD(kuhn, alpha=0.0, stepsize=1.0)
+    for T, last, average in table:
+        solver.run(T - solver.iteration)
+        got_last, got_average = nash_convs(kuhn, solver)
+        assert (round(got_last, 4), round(got_average, 4)) == pytest.approx((last, average), abs=1e-12)
+    solver.run(4700 - solver.iteration)
+    assert np.all(np.isfinite(solver.current_policy().probs))
+    assert lk.nash_conv(kuhn, solver.average_policy()) < 0.0067
