@@ -102,13 +102,13 @@ class PSRO(Solver):
         self.meta_strategies = [np.ones(1) for _ in range(n)]
         self._warned = set()
         self._player_rows = [game.infoset_player == p for p in range(n)]
-        self.nash_conv_history = [(0, nash_conv(game, self.average_policy()))]
+        self._mixture = self.average_policy()
+        self.nash_conv_history = [(0, nash_conv(game, self._mixture))]
 
     # ------------------------------------------------------------------ one iteration
     def _step(self):
         game = self.game
-        mixture = self.average_policy()
-        responses = [best_response(game, mixture, p).policy.probs for p in range(game.num_players)]
+        responses = [best_response(game, self._mixture, p).policy.probs for p in range(game.num_players)]
         repeated = [any(np.array_equal(br[rows], old[rows]) for old in population)
                     for br, population, rows in zip(responses, self.populations, self._player_rows)]
         if all(repeated) and self.meta_solver == "nash":
@@ -123,7 +123,8 @@ class PSRO(Solver):
             self._terminal_plans[p].append(self._terminal_plan(br, p))
         self.meta_game = self._compute_meta_game()
         self.meta_strategies = self._solve_meta_game()
-        self.nash_conv_history.append((self.iteration + 1, nash_conv(game, self.average_policy())))
+        self._mixture = self.average_policy()
+        self.nash_conv_history.append((self.iteration + 1, nash_conv(game, self._mixture)))
 
     def run(self, iterations: int, progress: bool = False, target_nash_conv: float | None = None):
         """Run up to `iterations` PSRO iterations; stop early once NashConv <= target_nash_conv.
