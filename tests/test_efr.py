@@ -255,3 +255,37 @@ def test_min_norm_mixture_of_closed_classes():
                 L[b, a] += moves[0, a, b] / 2
     ls = np.linalg.lstsq(np.vstack([L - np.eye(4), np.ones(4)]), np.r_[np.zeros(4), 1.0], rcond=None)[0]
     np.testing.assert_allclose(sigma, ls, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------- Nash convergence of the average
+STRONG_TYPES = [name for name in DEVIATION_NAMES if name not in ("act", "act_in")]
+
+
+@pytest.mark.parametrize("kind", STRONG_TYPES)
+def test_average_policy_approaches_nash_on_kuhn(kuhn, kind):
+    """Every type whose deviations include the counterfactual ones (all but the action types)
+    makes the average policy converge to a Nash equilibrium of a two-player zero-sum game."""
+    efr = EFR(kuhn, kind)
+    values = []
+    for T in (10, 100, 400):
+        efr.run(T - efr.iteration)
+        values.append(lk.nash_conv(kuhn, efr.average_policy()))
+    assert values[0] > values[1] > values[2] and values[2] < 0.03, values
+
+
+@pytest.mark.parametrize("kind", ["cf_ex+in", "bps", "csps", "tips_ex+in", "bhv"])
+def test_average_policy_approaches_nash_on_leduc(leduc, kind):
+    efr = EFR(leduc, kind)
+    values = []
+    for T in (10, 50, 150):
+        efr.run(T - efr.iteration)
+        values.append(lk.nash_conv(leduc, efr.average_policy()))
+    assert values[0] > values[1] > values[2] and values[2] < 0.3, values
+
+
+@pytest.mark.parametrize("kind", ["act", "act_in"])
+def test_action_types_do_not_approach_nash(kuhn, kind):
+    """Action deviations only look at infosets the player reaches itself: no equilibrium guarantee."""
+    efr = EFR(kuhn, kind)
+    efr.run(400)
+    assert lk.nash_conv(kuhn, efr.average_policy()) > 0.4

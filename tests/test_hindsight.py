@@ -163,3 +163,18 @@ def test_external_only_types_keep_linear_internal_regret(shapley, shapley_runs, 
     per_round = weak_curve / CHECKPOINTS
     assert per_round[-1] > 0.08 and weak_curve[-1] > 3.5 * weak_curve[-2], weak_curve
     assert strong_curve[-1] < 0.1 * weak_curve[-1], (strong_curve, weak_curve)
+
+
+def test_informed_action_learner_keeps_linear_counterfactual_regret_on_leduc(leduc):
+    """EFR-act_in learns only where it reaches itself; its regret for the blind counterfactual
+    deviations grows linearly in self-play on Leduc, EFR-cf's does not."""
+    checkpoints = [50, 200]
+    weak, strong = EFR(leduc, "act_in"), EFR(leduc, "cf")
+    weak.run(200)
+    strong.run(200)
+    weak_curve = np.max([hindsight.deviation_regret_curve(leduc, weak.profiles[:-1], p, "cf", checkpoints)
+                         for p in range(2)], axis=0)
+    strong_curve = np.max([hindsight.deviation_regret_curve(leduc, strong.profiles[:-1], p, "cf", checkpoints)
+                           for p in range(2)], axis=0)
+    assert weak_curve[1] > 3.5 * weak_curve[0] and weak_curve[1] / 200 > 0.2, weak_curve
+    assert strong_curve[1] < 2.5 * strong_curve[0] and strong_curve[1] < 0.1 * weak_curve[1], strong_curve
