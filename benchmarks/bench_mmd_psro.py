@@ -57,7 +57,8 @@ def bench_psro(spec, iterations, meta_solver="nash"):
         warnings.simplefilter("ignore")
         t = per_iteration(psro.step, iterations)
     print(f"PSRO {spec:12s} meta_solver={meta_solver!r}: {1e3 * t:8.1f} ms per PSRO iteration "
-          f"(mean over {iterations}; population {psro.population_sizes[0]}), NashConv {psro.nash_conv_history[-1][1]:.4g}")
+          f"(mean over {iterations}; population {psro.population_sizes[0]}), "
+          f"NashConv {psro.nash_conv_history[-1][1]:.4g}")
 
 
 def main():

@@ -178,7 +178,8 @@ class MMD(Solver):
         """The best response in the regularized game to `policy` (default: the current one), for
         every player at once:
 
-            q_alpha(J, a) = g(J, a) + sum over the next infosets K of alpha log sum_b rho(b | K) exp(q_alpha(K, b) / alpha)
+            q_alpha(J, a) = g(J, a) + sum over the infosets K right after (J, a) of
+                            alpha log sum_b rho(b | K) exp(q_alpha(K, b) / alpha),
             response(a | J) ∝ rho(a | J) exp(q_alpha(J, a) / alpha),
 
         with g the sequence-form gradient at `policy` (plus alpha log|A(K)| per next infoset K with

@@ -19,8 +19,10 @@ def test_unknown_method_lists_the_valid_ones():
     assert "regularized, moving magnet" in str(err.value)
 
 
-@pytest.mark.parametrize("alias, name", [("Hedge", "mirror descent"), ("optimistic_hedge", "optimistic mirror descent"),
-                                         ("R-NaD", "regularized, moving magnet"), ("Fictitious-Play", "fictitious play")])
+@pytest.mark.parametrize("alias, name", [("Hedge", "mirror descent"),
+                                         ("optimistic_hedge", "optimistic mirror descent"),
+                                         ("R-NaD", "regularized, moving magnet"),
+                                         ("Fictitious-Play", "fictitious play")])
 def test_aliases(alias, name):
     assert dynamics.method_name(alias) == name
 
