@@ -75,6 +75,12 @@ def _flat_tree(game):
     return cached
 
 
+def _uniform_stream(rng):
+    """Uniform numbers in [0, 1) from `rng`, drawn _BLOCK at a time (one numpy call per block)."""
+    while True:
+        yield from rng.random(_BLOCK).tolist()
+
+
 def _pick(cumulative, u):
     """Index k of the sample: the first k with u < cumulative[k] (the last one if rounding left a gap)."""
     for k, c in enumerate(cumulative):
@@ -152,20 +158,10 @@ class MCCFR(Solver):
         self.regrets = [[0.0] * k for k in sizes]
         self.policy_sums = [[0.0] * k for k in sizes]
         self._sigma = [None] * len(sizes)          # cached regret matching, None = stale
-        self._uniforms = []
-        self._next = 0
-        self._touched = []                         # infosets whose regrets the episode changed
-
-    # -- random numbers ------------------------------------------------------------
-    def _uniform(self):
-        if self._next == len(self._uniforms):
-            self._uniforms = self.rng.random(_BLOCK).tolist()
-            self._next = 0
-        u = self._uniforms[self._next]
-        self._next += 1
-        return u
+        self._draw = _uniform_stream(self.rng).__next__
 
     def _policy(self, infoset):
+        """sigma(I): regret matching of the current regrets, cached until they change."""
         sigma = self._sigma[infoset]
         if sigma is None:
             sigma = self._sigma[infoset] = _regret_matching(self.regrets[infoset])
@@ -179,18 +175,16 @@ class MCCFR(Solver):
     def _episode(self, player, regret_out, policy_sum_out):
         """One sampled episode for `player`, adding its regret and average-policy increments to
         the given tables (the solver's own, or scratch tables for testing the estimates)."""
+        # each infoset is visited at most once per episode (perfect recall), so a regret update
+        # can mark its cached policy stale at once without changing what the episode plays
+        stale = self._sigma if regret_out is self.regrets else [None] * len(self._sigma)
         if self.sampling == "outcome":
-            self._outcome_episode(player, regret_out, policy_sum_out)
+            self._outcome_episode(player, regret_out, policy_sum_out, stale)
         else:
-            self._external_episode(player, regret_out, policy_sum_out)
-        if regret_out is self.regrets:
-            # only the update player's regrets changed; its cached policies are stale
-            for i in self._touched:
-                self._sigma[i] = None
-        self._touched = []
+            self._external_episode(player, regret_out, policy_sum_out, stale)
 
-    def _outcome_episode(self, player, regret_out, policy_sum_out):
-        flat, eps = self.flat, self.exploration
+    def _outcome_episode(self, player, regret_out, policy_sum_out, stale):
+        flat, eps, draw, policy = self.flat, self.exploration, self._draw, self._policy
         h = 0
         my_reach = opp_reach = sample_reach = 1.0
         path = []
@@ -199,28 +193,27 @@ class MCCFR(Solver):
             if acting == TERMINAL:
                 break
             if acting == CHANCE:
-                k = _pick(flat.chance_cumulative[h], self._uniform())
+                k = _pick(flat.chance_cumulative[h], draw())
                 p = flat.chance_probs[h][k]
                 opp_reach *= p
                 sample_reach *= p
             else:
                 infoset = flat.infoset[h]
-                sigma = self._policy(infoset)
+                sigma = policy(infoset)
                 if acting == player:
                     mix = eps / len(sigma)
                     sample = [mix + (1.0 - eps) * x for x in sigma]
-                    k = _pick_from(sample, self._uniform())
+                    k = _pick_from(sample, draw())
                     path.append((infoset, sigma, sample, k, my_reach, opp_reach, sample_reach))
                     my_reach *= sigma[k]
                     sample_reach *= sample[k]
                 else:
-                    k = _pick_from(sigma, self._uniform())
+                    k = _pick_from(sigma, draw())
                     opp_reach *= sigma[k]
                     sample_reach *= sigma[k]
             h = flat.first_child[h] + k
         # the other players' and chance's nodes pass the estimate up unchanged (sigma/s = 1 there)
         value = flat.returns[h][player]
-        touched = []
         for infoset, sigma, sample, k, my, opp, reach in reversed(path):
             sampled_value = value / sample[k]               # u~(h a*) / s(a*); 0 for the others
             value = sigma[k] * sampled_value                 # u~(h) = sum_a sigma(a) value(a)
@@ -233,15 +226,14 @@ class MCCFR(Solver):
             scale = my / reach
             for a, x in enumerate(sigma):
                 sums[a] += scale * x
-            touched.append(infoset)
-        self._touched = touched
+            stale[infoset] = None
 
-    def _external_episode(self, player, regret_out, policy_sum_out):
+    def _external_episode(self, player, regret_out, policy_sum_out, stale):
         flat = self.flat
         kind, first_child, infoset_of, returns = flat.player, flat.first_child, flat.infoset, flat.returns
         chance_cumulative = flat.chance_cumulative
         averaging_player = (player + 1) % self.game.num_players
-        uniform, policy, touched = self._uniform, self._policy, self._touched
+        draw, sigma_cache, current_regrets = self._draw, self._sigma, self.regrets
 
         def value_of(h):
             """Sampled value of history h for `player`, updating player's regrets below h."""
@@ -249,11 +241,13 @@ class MCCFR(Solver):
             # chance and the other players: follow one sampled move
             while acting != player and acting != TERMINAL:
                 if acting == CHANCE:
-                    k = _pick(chance_cumulative[h], uniform())
+                    k = _pick(chance_cumulative[h], draw())
                 else:
                     infoset = infoset_of[h]
-                    sigma = policy(infoset)
-                    k = _pick_from(sigma, uniform())
+                    sigma = sigma_cache[infoset]
+                    if sigma is None:
+                        sigma = sigma_cache[infoset] = _regret_matching(current_regrets[infoset])
+                    k = _pick_from(sigma, draw())
                     if acting == averaging_player:
                         sums = policy_sum_out[infoset]
                         for a, x in enumerate(sigma):
@@ -264,7 +258,9 @@ class MCCFR(Solver):
                 return returns[h][player]
             # the update player: follow every action
             infoset = infoset_of[h]
-            sigma = policy(infoset)
+            sigma = sigma_cache[infoset]
+            if sigma is None:
+                sigma = sigma_cache[infoset] = _regret_matching(current_regrets[infoset])
             first = first_child[h]
             values = [value_of(first + k) for k in range(len(sigma))]
             value = 0.0
@@ -273,7 +269,7 @@ class MCCFR(Solver):
             regrets = regret_out[infoset]
             for a, v in enumerate(values):
                 regrets[a] += v - value
-            touched.append(infoset)
+            stale[infoset] = None
             return value
 
         value_of(0)
@@ -289,7 +285,6 @@ class MCCFR(Solver):
         self.game.check_player(player)
         regret_out = [[0.0] * len(r) for r in self.regrets]
         scratch = [[0.0] * len(r) for r in self.regrets]
-        self._touched = []
         self._episode(player, regret_out, scratch)
         return self._to_array(regret_out)
 
