@@ -246,17 +246,33 @@ class MMD(Solver):
 def sequence_form_gradient(game, probs):
     """(I, A) g(I, a) for the player acting at I: sum over terminals z whose last own sequence
     is (I, a) of pi_{-i}(z) u_i(z), the derivative of player i's expected payoff with respect
-    to its realization weight x_i(I, a)."""
-    F = _reach(game, edge_probabilities(game, probs))
-    z = game.terminals
+    to its realization weight x_i(I, a).
+
+    pi_{-i}(z) = chance(z) * prod_{j != i} x_j(z), where x_j(z) is player j's realization weight of
+    its last sequence before z, so no pass over the histories is needed: one gather per player.
+    """
+    last, weighted_returns = _terminal_structure(game)
+    # realization weights of every sequence, with a leading 1 for the empty sequence
+    plans = np.concatenate(([1.0], (infoset_own_reach(game, probs)[:, None] * probs).reshape(-1)))
+    own = plans[last + 1]                                     # (n, Z): x_j(z)
     size = game.num_infosets * game.num_actions
     g = np.zeros(size)
     for p in range(game.num_players):
-        others = np.prod(np.delete(F[:, z], p, axis=0), axis=0)
-        last = game.own_last_seq[z, p]
-        mine = last >= 0                       # terminals reached without any own move add to no sequence
-        g += np.bincount(last[mine], weights=others[mine] * game.returns[z[mine], p], minlength=size)
+        others = np.prod(np.delete(own, p, axis=0), axis=0) if game.num_players > 2 else own[1 - p]
+        mine = last[p] >= 0                    # terminals reached without any own move add to no sequence
+        g += np.bincount(last[p, mine], weights=others[mine] * weighted_returns[p, mine], minlength=size)
     return g.reshape(game.legal_mask.shape)
+
+
+def _terminal_structure(game):
+    """(last own sequence of every player at every terminal (n, Z), chance(z) u_i(z) (n, Z)), cached."""
+    cache = game.__dict__.setdefault("_mmd_cache", {})
+    if "terminals" not in cache:
+        z = game.terminals
+        ones = np.where(game.legal_mask, 1.0, 0.0)
+        chance = _reach(game, edge_probabilities(game, ones))[game.num_players, z]
+        cache["terminals"] = (game.own_last_seq[z].T.copy(), (chance[:, None] * game.returns[z]).T.copy())
+    return cache["terminals"]
 
 
 def expected_action_values(game, probs):

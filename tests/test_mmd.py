@@ -217,14 +217,25 @@ def test_geometric_magnet_step_goes_to_nash(kuhn):
 
 
 # ----------------------------------------------------------------------------- properties and errors
-def test_sequence_form_gradient_gives_the_payoff(kuhn):
+@pytest.mark.parametrize("spec", ["kuhn_poker", "kuhn_poker(players=3)", "leduc_poker"])
+def test_sequence_form_gradient_gives_the_payoff(spec):
     """The payoff is linear in a player's realization plan: v_i = <g_i, x_i>."""
+    game = lk.games.load(spec)
     rng = np.random.default_rng(0)
-    probs = lk.policy.normalize_rows(kuhn, rng.random(kuhn.legal_mask.shape))
-    g = sequence_form_gradient(kuhn, probs)
-    x = lk.policy.realization_weights(kuhn, probs)
-    values = [(g * x)[kuhn.infoset_player == p].sum() for p in range(2)]
-    np.testing.assert_allclose(values, lk.expected_payoffs(kuhn, probs), atol=1e-12)
+    probs = lk.policy.normalize_rows(game, rng.random(game.legal_mask.shape))
+    g = sequence_form_gradient(game, probs)
+    x = lk.policy.realization_weights(game, probs)
+    values = [(g * x)[game.infoset_player == p].sum() for p in range(game.num_players)]
+    np.testing.assert_allclose(values, lk.expected_payoffs(game, probs), atol=1e-12)
+
+
+def test_three_player_kuhn_runs_with_an_explicit_stepsize():
+    game = lk.games.load("kuhn_poker(players=3)")
+    with pytest.raises(ValueError, match="stepsize"):
+        MMD(game, alpha=0.1)
+    solver = MMD(game, alpha=0.1, stepsize=0.5)
+    solver.run(200)
+    assert solver.qre_residual() < solver.qre_residual(lk.uniform_policy(game))
 
 
 def test_regularized_gap_is_nonnegative(kuhn):
