@@ -82,3 +82,16 @@ def test_regularized_limit_is_the_logit_qre():
                         y0=dynamics.CHAPTER_Y0)
     np.testing.assert_allclose(traj.x[-1], qre_x, atol=1e-8)
     np.testing.assert_allclose(qre_x.round(3), [0.289, 0.487, 0.224])
+
+
+def test_figure_caption_claims():
+    """The chapter's figure: with the moving magnet the current exploitability falls below 1e-6
+    after about 2,000 steps (measured: below from step 2,242 on; first dips at 1,667), while mirror
+    descent's average converges slowly (still above 0.01 after 10,000 steps)."""
+    game = lk.games.biased_rock_paper_scissors()
+    moving = dynamics.run(game, "regularized, moving magnet", steps=10_000, x0=dynamics.CHAPTER_X0,
+                          y0=dynamics.CHAPTER_Y0)
+    stays_below_from = np.flatnonzero(moving.exploitability >= 1e-6)[-1] + 1
+    assert 1500 <= stays_below_from <= 2500
+    hedge = dynamics.run(game, "mirror descent", steps=10_000, x0=dynamics.CHAPTER_X0, y0=dynamics.CHAPTER_Y0)
+    assert 0.01 < hedge.average_exploitability[-1] < hedge.average_exploitability[3000]
