@@ -121,7 +121,7 @@ def dropdown_stack(frames, labels, description="", value=0, buttons=False, figsi
 def play_stack(frames, interval=200, description="", figsize=(6.4, 4.0), dpi=100) -> widgets.VBox:
     """An animation: a ``Play`` button driving a slider driving the stack, all linked in the browser.
 
-    On the Jupyter Book site the Play button needs the book's ``fa-config.js`` and ``widgets-fix.css``
+    On the Jupyter Book site the Play button needs the book's ``site-fixes.js`` and ``widgets-fix.css``
     (served from ``book/_vendor``), which keep the theme's icon library from breaking it.
     """
     if interval <= 0:

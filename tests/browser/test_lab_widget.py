@@ -1,0 +1,58 @@
+"""Chapter 1 in a real JupyterLab: run every cell, move the slider, and check that the figure changes.
+
+The notebook is a copy with its outputs stripped, so the widget on screen was made by this run.
+Screenshots before and after the move are kept in tests/artifacts/.
+"""
+import re
+
+import pytest
+
+
+NOTEBOOK = "01_many_learners.ipynb"
+WIDGET = ".jp-OutputArea-output .widget-vbox:has(.widget-slider)"
+
+
+@pytest.mark.browser
+def test_chapter_runs_and_slider_changes_the_figure(lab_server, browser, artifacts, image_hash):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(90_000)
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(f"{lab_server['base']}/lab/tree/{NOTEBOOK}?token={lab_server['token']}")
+    page.locator(".jp-Notebook").first.wait_for()
+    # The toolbar indicator says "idle" before a kernel exists; the status bar names the kernel.
+    status = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"Python 3 \(ipykernel\) \| Idle"))
+    status.first.wait_for()
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+
+    # the last code cell has run once its prompt shows a number
+    page.wait_for_function("""() => {
+        const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+        return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+    }""", timeout=180_000)
+    assert not page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count(), \
+        "a cell wrote to stderr: " + page.locator("[data-mime-type='application/vnd.jupyter.stderr']").first.inner_text()
+
+    widget = page.locator(WIDGET).first
+    widget.scroll_into_view_if_needed()
+    handle = widget.locator(".noUi-handle").first
+    readout = widget.locator(".widget-readout").first
+    image = widget.locator("img").first
+    image.wait_for()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+    assert readout.inner_text().strip() == "2"
+    before = image_hash(image)
+    widget.screenshot(path=str(artifacts / "lab_widget_before.png"))
+
+    handle.focus()
+    page.keyboard.press("ArrowRight")                         # rock wins 2 -> 3
+    page.wait_for_function("el => el.textContent.trim() === '3'", arg=readout.element_handle())
+    image = widget.locator("img").first
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
+    after = image_hash(image)
+    widget.screenshot(path=str(artifacts / "lab_widget_after.png"))
+    page.screenshot(path=str(artifacts / "lab_notebook.png"))
+    assert after != before, "moving the slider did not change the figure"
+    assert not errors, f"JavaScript errors in JupyterLab: {errors}"
+    page.close()

@@ -1,0 +1,130 @@
+"""The published website: stored outputs, figures, math and a widget that works without a kernel.
+
+The site is built from the book's own _config.yml (vendored JavaScript, no CDN) into a temporary
+folder, or taken from $BOOK_SITE. Pages are opened over file:// and every request that leaves the
+site fails the test, so the checks also prove the pages work offline.
+"""
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# sphinx-book-theme declares THEBE_JS_URL twice on every page, widget or not: not ours to fix
+KNOWN_THEME_NOISE = ("Identifier 'THEBE_JS_URL' has already been declared",)
+
+
+def toc_notebooks():
+    """The .ipynb files that _toc.yml turns into pages."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node and (ROOT / f"{node['file']}.ipynb").exists():
+                found.append(ROOT / f"{node['file']}.ipynb")
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    return found
+
+
+@pytest.mark.parametrize("path", toc_notebooks(), ids=lambda p: p.name)
+def test_published_notebook_was_executed_and_stores_its_widgets(path):
+    """The site shows stored outputs as they are (execute_notebooks: off), so each page's notebook must
+    have been run top to bottom by scripts/execute_notebooks.py, with the state of every widget kept."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"]
+    assert counts == list(range(1, len(counts) + 1)), \
+        f"{path.name}: execution counts {counts}; run scripts/execute_notebooks.py {path.relative_to(ROOT)}"
+    state = nb["metadata"].get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get(WIDGET_VIEW)
+            if view:
+                assert view["model_id"] in state, f"{path.name}: a widget without stored state would show blank"
+
+
+def open_offline(browser, url):
+    """Open a page, recording page errors and any request that would leave the local site."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.set_default_timeout(30_000)
+    outside, errors = [], []
+    page.on("pageerror", lambda err: None if any(n in str(err) for n in KNOWN_THEME_NOISE) else errors.append(str(err)))
+
+    def route(r):
+        url = r.request.url
+        if url.startswith(("file:", "blob:", "data:")):
+            r.continue_()
+        else:
+            outside.append(url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.goto(url)
+    return page, outside, errors
+
+
+@pytest.mark.browser
+def test_chapter_page_shows_figures_and_rendered_math(site, browser, artifacts, image_hash):
+    page, outside, errors = open_offline(browser, (site / "chapters" / "01_many_learners.html").as_uri())
+    page.wait_for_load_state("load")
+    figures = page.locator(".cell_output img")
+    assert figures.count() >= 3, "chapter 1 should show at least its three figures"
+    for k in range(figures.count()):
+        figures.nth(k).scroll_into_view_if_needed()
+        page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=figures.nth(k).element_handle())
+    # MathJax (served from _static/mathjax) typesets the TeX into <mjx-container> elements
+    page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 20")
+    assert not page.locator("mjx-merror").count(), "MathJax reported an error in a formula"
+    page.screenshot(path=str(artifacts / "site_chapter1_top.png"))
+    # the launch buttons and the bibliography links are in the page
+    html = page.content()
+    for needle in ("mybinder.org", "colab.research.google.com", "git-pull"):
+        assert needle in html, f"launch button {needle} missing"
+    assert page.locator("a[href*='references.html#id']").count() >= 5, "citations should link to the references page"
+    assert not outside, f"the page requested files outside the site: {outside}"
+    page.close()
+
+
+@pytest.mark.browser
+def test_static_widget_switches_frames_without_a_kernel(site, browser, artifacts, image_hash):
+    page, outside, errors = open_offline(browser, (site / "chapters" / "01_many_learners.html").as_uri())
+    widget = page.locator(".widget-vbox:has(.widget-slider)").first
+    widget.wait_for()
+    widget.scroll_into_view_if_needed()
+    readout = widget.locator(".widget-readout").first
+    image = widget.locator("img").first
+    page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=image.element_handle())
+    assert readout.inner_text().strip() == "2"
+    before = image_hash(image)
+    widget.screenshot(path=str(artifacts / "site_widget_before.png"))
+
+    handle = widget.locator(".noUi-handle").first
+    handle.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")                            # rock wins 2 -> 3 -> 4
+    page.wait_for_function("el => el.textContent.trim() === '4'", arg=readout.element_handle())
+    image = widget.locator("img").first
+    page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=image.element_handle())
+    after = image_hash(image)
+    widget.screenshot(path=str(artifacts / "site_widget_after.png"))
+    assert after != before, "the slider moved but the figure stayed the same"
+
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")                             # back to 2: the first frame again
+    page.wait_for_function("el => el.textContent.trim() === '2'", arg=readout.element_handle())
+    image = widget.locator("img").first
+    page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=image.element_handle())
+    assert image_hash(image) == before
+    # html-manager asks for its icon fonts at the site root; those are cosmetic and come from file: anyway
+    assert not outside, f"the widget requested files outside the site: {outside}"
+    assert not errors, f"JavaScript errors on the page: {errors}"
+    page.close()

@@ -1,0 +1,97 @@
+"""labkit.plot and labkit.widgets: the figure and widget helpers the chapters share."""
+import struct
+
+import numpy as np
+import pytest
+
+import labkit as lk
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+
+def test_method_colors_are_fixed_and_case_insensitive():
+    assert lk.plot.method_color("CFR+") == lk.plot.method_color("cfr+") == "#D55E00"
+    assert lk.plot.method_color("Hedge") == lk.plot.method_color("mirror descent")
+    # two methods that appear in one figure must not share a colour
+    assert lk.plot.method_color("CFR") != lk.plot.method_color("CFR+")
+    assert lk.plot.method_color("value iteration") != lk.plot.method_color("minimax-Q")
+
+
+def test_unknown_method_names_the_known_ones():
+    with pytest.raises(ValueError, match="fictitious play"):
+        lk.plot.method_color("fictitous play")
+    with pytest.raises(TypeError):
+        lk.plot.method_color(3)
+
+
+def test_simplex_coordinates():
+    corners = lk.plot.simplex_xy(np.eye(3))
+    np.testing.assert_allclose(corners, [[0, 0], [1, 0], [0.5, np.sqrt(3) / 2]])
+    np.testing.assert_allclose(lk.plot.simplex_xy([1 / 3, 1 / 3, 1 / 3]), [0.5, np.sqrt(3) / 6])
+    with pytest.raises(ValueError, match="3 actions"):
+        lk.plot.simplex_xy([0.5, 0.5])
+
+
+def test_simplex_grid_covers_the_simplex():
+    grid = lk.plot.simplex_grid(10)
+    assert grid.shape == (66, 3)                       # (r + 1)(r + 2) / 2 points
+    np.testing.assert_allclose(grid.sum(axis=1), 1.0)
+    assert grid.min() >= 0 and {tuple(p) for p in grid} >= {(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)}
+    with pytest.raises(ValueError):
+        lk.plot.simplex_grid(0)
+
+
+def _png_size(data):
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_png_frame_is_deterministic_and_sized_by_figsize_times_dpi():
+    def draw(ax):
+        lk.plot.draw_simplex(ax, ["rock", "paper", "scissors"])
+        lk.plot.mark_point(ax, [0.25, 0.5, 0.25])
+
+    first = lk.widgets.png_frame(draw, figsize=(4, 3), dpi=50)
+    assert first == lk.widgets.png_frame(draw, figsize=(4, 3), dpi=50)
+    assert _png_size(first) == (200, 150)
+    with pytest.raises(TypeError):
+        lk.widgets.png_frame("not a function")
+
+
+def test_slider_stack_links_a_labelled_slider_to_the_frames():
+    frames = [lk.widgets.png_frame(lambda ax, k=k: ax.plot([0, k]), figsize=(2, 2), dpi=20) for k in range(3)]
+    box = lk.widgets.slider_stack(frames, labels=["a", "b", "c"], description="k", value=1)
+    assert box.children == (box.control, box.stack)
+    assert box.control.options == ("a", "b", "c") and box.control.index == 1
+    assert box.stack.selected_index == 1 and len(box.stack.children) == 3
+    assert [img.value for img in box.stack.children] == frames
+    plain = lk.widgets.slider_stack(frames)
+    assert (plain.control.min, plain.control.max, plain.control.value) == (0, 2, 0)
+    with pytest.raises(ValueError, match="3 frames need 3 labels"):
+        lk.widgets.slider_stack(frames, labels=["a", "b"])
+    with pytest.raises(ValueError, match="distinct"):
+        lk.widgets.slider_stack(frames, labels=["a", "a", "b"])
+
+
+def test_dropdown_and_play_stacks():
+    frames = [lk.widgets.png_frame(lambda ax, k=k: ax.plot([0, k]), figsize=(2, 2), dpi=20) for k in range(2)]
+    box = lk.widgets.dropdown_stack(frames, ["CFR", "CFR+"], buttons=True)
+    assert box.control.options == ("CFR", "CFR+") and box.stack.selected_index == 0
+    anim = lk.widgets.play_stack(frames, interval=100)
+    assert anim.stack.selected_index == 0 and anim.control.max == 1
+    with pytest.raises(ValueError, match="milliseconds"):
+        lk.widgets.play_stack(frames, interval=0)
+    with pytest.raises(ValueError, match="at least one frame"):
+        lk.widgets.image_stack([])
+
+
+def test_convergence_curve_uses_log_scales_and_method_colour():
+    from matplotlib.figure import Figure
+    ax = Figure().subplots()
+    (line,) = lk.plot.convergence_curve(ax, [1, 10, 100], [1.0, 0.1, 0.0], "CFR")
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert line.get_color() == lk.plot.method_color("CFR")
+    assert np.all(line.get_ydata() > 0)                  # a zero is drawn at the bottom, not dropped
+    with pytest.raises(ValueError, match="one length"):
+        lk.plot.convergence_curve(ax, [1, 2], [1.0], "CFR")
