@@ -61,3 +61,68 @@ class OpenSpielState:
 
     def infoset_key(self):
         return self.state.information_state_string()
+
+
+def tree_differences(native, reference, atol=1e-12):
+    """How two compiled trees of the same game differ (an empty list when they are the same).
+
+    Both trees are breadth first with sorted actions, so equal games give equal arrays position
+    by position. Compared: the history arrays (parent, action, player, depth), the chance
+    probabilities and the terminal returns (to `atol`), and the information partition: the map
+    from `native`'s infoset of each decision history to `reference`'s must be a bijection.
+    Infoset keys may differ (labkit's native keys are short, OpenSpiel's are its own strings).
+
+    Parameters
+    ----------
+    native, reference : GameTree
+
+    Returns
+    -------
+    list of str
+        One readable line per difference found.
+    """
+    import numpy as np
+
+    if native.num_histories != reference.num_histories:
+        return [f"{native.name}: {native.num_histories} histories, {reference.name}: {reference.num_histories}"]
+    problems = []
+    for name in ("parent", "action", "player", "depth"):
+        a, b = getattr(native, name), getattr(reference, name)
+        if not np.array_equal(a, b):
+            h = int(np.flatnonzero(a != b)[0])
+            problems.append(f"{name} differs first at history {h} ({a[h]} vs {b[h]}); "
+                            f"native path {_path(native, h)}")
+    if problems:
+        return problems           # the remaining arrays are only comparable on the same structure
+    if native.num_players != reference.num_players:
+        problems.append(f"num_players {native.num_players} vs {reference.num_players}")
+    if not np.allclose(native.chance_prob, reference.chance_prob, rtol=0, atol=atol):
+        h = int(np.flatnonzero(~np.isclose(native.chance_prob, reference.chance_prob, rtol=0, atol=atol))[0])
+        problems.append(f"chance probability differs at history {h} (path {_path(native, h)}): "
+                        f"{native.chance_prob[h]} vs {reference.chance_prob[h]}")
+    z = native.terminals
+    if native.returns.shape == reference.returns.shape:
+        close = np.isclose(native.returns[z], reference.returns[z], rtol=0, atol=atol).all(axis=1)
+        if not close.all():
+            h = int(z[~close][0])
+            problems.append(f"returns differ at terminal {h} (path {_path(native, h)}): "
+                            f"{native.returns[h]} vs {reference.returns[h]}")
+    decisions = np.flatnonzero(native.infoset >= 0)
+    pairs = np.unique(np.stack([native.infoset[decisions], reference.infoset[decisions]]), axis=1)
+    for side, tree, other in ((0, native, reference), (1, reference, native)):
+        values, counts = np.unique(pairs[side], return_counts=True)
+        for i in values[counts > 1][:3]:
+            partners = pairs[1 - side, pairs[side] == i]
+            problems.append(f"infoset {tree.infoset_keys[i]!r} of {tree.name} is split into "
+                            f"{len(partners)} infosets of {other.name}, e.g. "
+                            f"{other.infoset_keys[partners[0]]!r} and {other.infoset_keys[partners[1]]!r}")
+    return problems
+
+
+def _path(tree, h):
+    """The action sequence from the root to history h, e.g. [2, 0, 1]."""
+    actions = []
+    while tree.parent[h] >= 0:
+        actions.append(int(tree.action[h]))
+        h = tree.parent[h]
+    return actions[::-1]
