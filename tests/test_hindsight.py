@@ -7,8 +7,10 @@ import labkit as lk
 from labkit import hindsight
 from labkit.efr import EFR, deviation_structure
 
-# Shapley's 3x3 game (fictitious play cycles on it): row and column payoffs
-SHAPLEY_ROW = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float)
+# Shapley's 3x3 game (fictitious play cycles on it), row and column payoffs, with the row player's
+# (x, x) payoff raised from 0 to 0.1: in the plain game uniform play is an exact equilibrium, and
+# exact self-play started there never moves.
+SHAPLEY_ROW = np.array([[0.1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float)
 SHAPLEY_COL = np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]], dtype=float)
 
 
@@ -149,20 +151,22 @@ def test_efr_regret_for_its_own_type_is_within_theorem1_and_shrinks_like_sqrt_t(
     for regret, T in zip(curve, CHECKPOINTS):
         assert regret <= min(hindsight.theorem1_bound(shapley, p, kind, T) for p in range(2))
     scaled = curve / np.sqrt(CHECKPOINTS)
-    # O(sqrt T): regret / sqrt(T) stays bounded and does not grow
-    assert np.all(np.diff(scaled) <= 0.02), scaled
-    assert scaled[-1] < 0.35, scaled
+    # O(sqrt T): regret / sqrt(T) stays bounded and does not grow (measured: between 0.15 and 0.9
+    # at T = 50, falling to 0.15 .. 0.6 at T = 800)
+    assert np.all(np.diff(scaled) <= 0.02) and scaled[-1] < 0.8, scaled
 
 
-@pytest.mark.parametrize("weak", ["act", "cf", "bps"])
-def test_external_only_types_keep_linear_internal_regret(shapley, shapley_runs, weak):
-    """EFR with external transformations only cycles on Shapley's game: its regret for the informed
-    counterfactual deviations grows linearly (about 0.11 per round), while EFR-cf_in's is O(sqrt T)."""
-    weak_curve = regret_curve(shapley, shapley_runs[weak], "cf_in")
-    strong_curve = regret_curve(shapley, shapley_runs["cf_in"], "cf_in")
-    per_round = weak_curve / CHECKPOINTS
-    assert per_round[-1] > 0.08 and weak_curve[-1] > 3.5 * weak_curve[-2], weak_curve
-    assert strong_curve[-1] < 0.1 * weak_curve[-1], (strong_curve, weak_curve)
+@pytest.mark.parametrize("weak", ["cf", "bps"])
+@pytest.mark.parametrize("strong", ["cf_in", "cfps", "tips", "tips_ex+in", "bhv"])
+def test_external_only_types_keep_linear_internal_regret(shapley, shapley_runs, weak, strong):
+    """The strength ordering with numbers: EFR with external transformations only keeps cycling,
+    and its regret for the informed counterfactual deviations grows linearly (0.14 .. 0.2 per round
+    from T = 50 to 800), while every type containing them drives it down like 1 / sqrt(T)
+    (0.06 .. 0.12 per round at T = 50, 0.011 .. 0.023 at T = 800)."""
+    weak_per_round = regret_curve(shapley, shapley_runs[weak], "cf_in") / CHECKPOINTS
+    strong_per_round = regret_curve(shapley, shapley_runs[strong], "cf_in") / CHECKPOINTS
+    assert weak_per_round[-1] > 0.1 and weak_per_round[-1] > 0.75 * weak_per_round[0], weak_per_round
+    assert strong_per_round[-1] < 0.035 and strong_per_round[-1] < strong_per_round[0] / 2.5, strong_per_round
 
 
 def test_informed_action_learner_keeps_linear_counterfactual_regret_on_leduc(leduc):

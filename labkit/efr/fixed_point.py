@@ -81,34 +81,45 @@ def min_norm_stationary(moves, legal):
     (B, n) array: sum over closed classes C of c_C pi_C, c_C proportional to 1 / ||pi_C||^2.
     """
     B, n = legal.shape
-    eye = np.eye(n, dtype=bool)
-    edge = (moves > 0) & ~eye
+    off_diagonal = ~np.eye(n, dtype=bool)
+    edge = (moves > 0) & off_diagonal & legal[:, :, None] & legal[:, None, :]
     # reachability (reflexive, transitive closure) by repeated squaring
-    reach = edge | eye
+    reach = (edge | ~off_diagonal).astype(float)
     for _ in range(max(1, int(np.ceil(np.log2(max(n - 1, 1)))))):
-        reach = reach | (np.matmul(reach.astype(np.int64), reach.astype(np.int64)) > 0)
+        reach = (reach @ reach > 0).astype(float)
+    reach = reach > 0
     back = reach.transpose(0, 2, 1)
     # l is recurrent iff every state it reaches leads back to it
-    recurrent = legal & np.all(~reach | back, axis=2)
-    same_class = reach & back
-    root = np.argmax(same_class, axis=2)            # first (smallest) state of l's class
-    rates = moves * (recurrent[:, :, None] & recurrent[:, None, :] & ~eye)
+    recurrent = legal & ~np.any(reach & ~back, axis=2)
+    rates = np.where(recurrent[:, :, None] & recurrent[:, None, :] & off_diagonal, moves, 0.0)
 
     # GTH state reduction: censor states n-1, ..., 1 one at a time; no subtraction anywhere
     out_rate = np.zeros((B, n))
     for k in range(n - 1, 0, -1):
         s = rates[:, k, :k].sum(axis=1)
         out_rate[:, k] = s
-        ratio = np.divide(rates[:, :k, k], s[:, None], out=np.zeros((B, k)), where=s[:, None] > 0)
+        ratio = rates[:, :k, k] / np.where(s > 0, s, 1.0)[:, None]
         rates[:, :k, :k] += ratio[:, :, None] * rates[:, k, None, :k]
     x = np.zeros((B, n))
     x[:, 0] = recurrent[:, 0]
     for k in range(1, n):
         s = out_rate[:, k]
-        inflow = np.einsum("bi,bi->b", x[:, :k], rates[:, :k, k])
+        inflow = (x[:, :k] * rates[:, :k, k]).sum(axis=1)
         # s = 0 at a recurrent state: it is the smallest state of its class, the class's anchor
         x[:, k] = np.where(s > 0, inflow / np.where(s > 0, s, 1.0), recurrent[:, k])
     x *= recurrent
+    anchors = (recurrent & (out_rate == 0)).sum(axis=1)
+    sigma = x / x.sum(axis=1, keepdims=True)            # exact when there is one closed class
+    several = anchors > 1
+    if several.any():
+        sigma[several] = _mix_closed_classes(x[several], recurrent[several], reach[several] & back[several])
+    return sigma
+
+
+def _mix_closed_classes(x, recurrent, same_class):
+    """sum_C c_C pi_C with c_C = (1 / ||pi_C||^2) / sum_C' (1 / ||pi_C'||^2), pi_C = x on C, normalized."""
+    n = x.shape[1]
+    root = np.argmax(same_class, axis=2)                # first (smallest) state of l's class
     members = recurrent[:, :, None] & (root[:, :, None] == np.arange(n))     # (B, state, class root)
     class_mass = np.einsum("bl,blr->br", x, members)
     pi = x / np.where(recurrent, np.take_along_axis(class_mass, root, axis=1), 1.0)

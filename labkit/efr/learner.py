@@ -27,7 +27,7 @@ import numpy as np
 
 from labkit.efr.deviations import deviation_structure, parse_deviation_type
 from labkit.efr.fixed_point import transformation_fixed_point
-from labkit.evaluate import _cf_values, edge_probabilities, policy_array
+from labkit.evaluate import edge_probabilities, policy_array
 from labkit.policy import TabularPolicy, infoset_own_reach, normalize_rows
 from labkit.solver import Solver
 
@@ -67,7 +67,6 @@ class EFR(Solver):
         self.profiles = [self._probs.copy()]
         self._external_offset = 0 if st.has_external else None
         self._internal_offset = st.internal_offset if st.has_internal else None
-        self._decision_histories = [np.flatnonzero(g.player == p) for p in range(g.num_players)]
         self._player_infosets = [g.infoset_player == p for p in range(g.num_players)]
         self._player_rows = {p: slice(b[0][0].start, b[-1][0].stop) if b else slice(0, 0)
                              for p, b in st.blocks.items()}
@@ -125,20 +124,12 @@ class EFR(Solver):
         # 1. counterfactual values and reached decision points, for every learning player
         q = np.zeros(g.legal_mask.shape)
         reached = np.zeros(g.num_infosets, dtype=bool)
-        shared = None                             # one tree pass serves all players who see `opponents`
         for p in players:
             mine = self._player_infosets[p]
-            if np.array_equal(opponents[mine], before[mine]):
-                if shared is None:
-                    shared = self._tree_pass(opponents)
-                values, others_reach = shared
-            else:
-                profile = np.where(mine[:, None], before, opponents)
-                values, others_reach = self._tree_pass(profile)
+            profile = np.where(mine[:, None], before, opponents)
+            values, others_reach = self._tree_pass(profile, p)
             q[mine] = values[mine]
-            reach = np.bincount(g.infoset[self._decision_histories[p]], weights=others_reach[p],
-                                minlength=g.num_infosets)
-            reached[mine] = reach[mine] > 0
+            reached[mine] = others_reach[mine] > 0
 
         # 2. immediate regrets of every transformation slot, per infoset
         rho = self._immediate_regrets(q, before)
@@ -159,15 +150,65 @@ class EFR(Solver):
         self.profiles.append(self._probs.copy())
         return self
 
-    def _tree_pass(self, profile):
-        """Counterfactual action values (I, A) and, per player, the others' reach of its decision
-        histories under `profile`."""
+    def _tree_pass(self, profile, player):
+        """Counterfactual action values of `player`'s infosets and the others' reach of each of them.
+
+        Sequence form: c(I, a) sums pi_-i(z) u_i(z) over the terminals z whose last own action is
+        (I, a); then, deepest own infosets first, q(I, a) = c(I, a) + sum over the next own infosets
+        J after (I, a) of sum_b pi(b | J) q(J, b). pi_-i of a history is the product of the
+        non-own edge probabilities on its path (one gather over a padded ancestor table).
+        """
         g = self.game
-        q, F, _ = _cf_values(g, profile, edge_probabilities(g, profile))
-        others = []
-        for p, hs in enumerate(self._decision_histories):
-            others.append(np.prod(np.delete(F[:, hs], p, axis=0), axis=0))
-        return q, others
+        A = g.num_actions
+        paths = self._paths(player)
+        edge = np.ones(g.num_histories + 1)
+        edge[:-1] = edge_probabilities(g, profile)
+        edge[:-1][g.edge_owner == player] = 1.0
+        terminal_reach = edge[paths["terminal_paths"]].prod(axis=1)
+        decision_reach = edge[paths["decision_paths"]].prod(axis=1)
+        size = g.num_infosets * A
+        q = np.bincount(paths["terminal_seq"], weights=terminal_reach * paths["terminal_payoff"],
+                        minlength=size + 1)[1:]
+        flat_probs = profile.reshape(-1)
+        for rows, parent_seq, row_seqs in paths["levels"]:
+            own_value = (flat_probs[row_seqs] * q[row_seqs]).sum(axis=1)
+            q += np.bincount(parent_seq, weights=own_value, minlength=size)
+        others_reach = np.bincount(paths["decision_infoset"], weights=decision_reach, minlength=g.num_infosets)
+        return q.reshape(g.num_infosets, A), others_reach
+
+    def _paths(self, player):
+        """Per-player index tables for `_tree_pass`, cached on the game."""
+        g = self.game
+        cache = g.__dict__.setdefault("_efr_path_cache", {})
+        if player in cache:
+            return cache[player]
+        if "ancestors" not in cache:
+            # ancestors[h] = the histories on the path root -> h (the edges into them), padded with H
+            H = g.num_histories
+            max_depth = int(g.depth.max())
+            ancestors = np.full((H, max(max_depth, 1)), H, dtype=np.int64)
+            current = np.arange(H)
+            for k in range(max_depth):
+                has_edge = g.parent[current] >= 0
+                ancestors[has_edge, k] = current[has_edge]
+                current = np.where(has_edge, g.parent[current], current)
+            cache["ancestors"] = ancestors
+        ancestors = cache["ancestors"]
+        A = g.num_actions
+        z = g.terminals
+        decisions = np.flatnonzero(g.player == player)
+        mine = np.flatnonzero(g.infoset_player == player)
+        levels = []
+        for d in range(int(g.infoset_own_depth[mine].max(initial=0)), 0, -1):
+            rows = mine[g.infoset_own_depth[mine] == d]
+            row_seqs = rows[:, None] * A + np.arange(A)
+            levels.append((rows, g.infoset_parent_seq[rows], row_seqs))
+        cache[player] = {
+            "terminal_paths": ancestors[z], "terminal_seq": g.own_last_seq[z, player] + 1,
+            "terminal_payoff": g.returns[z, player], "decision_paths": ancestors[decisions],
+            "decision_infoset": g.infoset[decisions], "levels": levels,
+        }
+        return cache[player]
 
     def _immediate_regrets(self, q, probs):
         """(I, S): rho_I(phi) for every transformation slot (0 on illegal ones)."""
