@@ -272,6 +272,30 @@ def test_leduc_fixed_regime_per_round_anchors(leduc_first_rounds, row):
         assert values[t] == pytest.approx(ANCHORS_COLUMN_CF[row][t - 1], abs=tolerance), (row, t)
 
 
+def test_fixed_regime_equals_independent_learners_per_seat():
+    """The runner against the protocol written out: the column's self-play recorded first, then one
+    separate EFR instance per seat that updates only its own seat against the recorded profiles."""
+    tree, rounds = lk.games.load("leduc_poker"), 12
+    column = lk.EFR(tree, deviations="cfps_ex+in")
+    recorded = [column.current_policy().probs.copy()]
+    for _ in range(rounds - 1):
+        column.step()
+        recorded.append(column.current_policy().probs.copy())
+    result = efr_tournament("leduc_poker", ["tips", "cfps_ex+in"], ["cfps_ex+in"], rounds=rounds,
+                            executor="serial", progress=False)
+    for row in ["tips", "cfps_ex+in"]:
+        seats = [lk.EFR(tree, deviations=row) for _ in range(2)]
+        expected = []
+        for t in range(rounds):
+            expected.append(np.mean([
+                lk.expected_payoffs(tree, np.where((tree.infoset_player == p)[:, None],
+                                                   seats[p].current_policy().probs, recorded[t]))[p]
+                for p in range(2)]))
+            for p in range(2):
+                seats[p].update(recorded[t], players=[p])
+        np.testing.assert_allclose(result.per_round[row]["cfps_ex+in"], expected, rtol=0, atol=1e-12)
+
+
 def test_leduc_simultaneous_regime_anchor():
     result = efr_tournament("leduc_poker", ["csps"], ["cf"], regime="simultaneous", rounds=6, executor="serial",
                             progress=False)

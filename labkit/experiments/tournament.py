@@ -148,17 +148,21 @@ def run_fixed_unit(unit):
     """{row: (rounds,) seat-averaged values of row against the column's self-play}."""
     game = load_game(unit.game)
     column = unit.learner(game, unit.column)
-    rows = [unit.learner(game, name) for name in unit.rows]
+    # a fresh row learner of the column's own variant would repeat the column's self-play
+    # update for update (same state, same opponents), so the column learner plays that row
+    rows = [column if name == unit.column else unit.learner(game, name) for name in unit.rows]
     values = np.zeros((len(rows), unit.rounds))
     for t in range(unit.rounds):
         y = _profile(column)
         reach_y = terminal_reach(game, y)     # shared by every row of this round
         for k, learner in enumerate(rows):
-            values[k, t] = _seat_values(game, terminal_reach(game, _profile(learner)), reach_y).mean()
+            reach_x = reach_y if learner is column else terminal_reach(game, _profile(learner))
+            values[k, t] = _seat_values(game, reach_x, reach_y).mean()
         if t + 1 < unit.rounds:
             column.update(y)      # self-play: every seat against the frozen y^t
             for learner in rows:
-                learner.update(y)
+                if learner is not column:
+                    learner.update(y)
     return dict(zip(unit.rows, values))
 
 
@@ -222,7 +226,8 @@ def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, re
         Must be picklable (a module-level function) for worker processes.
     rows_per_unit : int, optional
         Fixed regime only: rows stepped together with one replay of a column's self-play
-        (default: all rows, so each column's self-play is computed exactly once). Smaller
+        (default: all rows, so each column's self-play is computed exactly once; the diagonal
+        row reuses it). Smaller
         chunks give more parallel units at the price of recomputing the self-play per chunk.
 
     Returns
