@@ -140,25 +140,63 @@ def lab_server(tmp_path_factory):
         log.close()
 
 
-def _build_site(out_dir):
-    """Build intro, chapter 1 and the references page into out_dir with the book's own _config.yml."""
-    toc = out_dir / "_toc.yml"
-    toc.write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: chapters/01_many_learners\n"
-                   "  - file: book/running\n  - file: book/notation\n  - file: book/references\n")
-    cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", "--path-output", str(out_dir),
-           "--toc", str(toc), str(ROOT)]
+WIDGET_CHECK_CELLS = [
+    "import labkit as lk\n"
+    "def bar(k):\n"
+    "    return lambda ax: (ax.bar([0], [k + 1], color=lk.plot.method_color('CFR')), ax.set_ylim(0, 5),\n"
+    "                       ax.set_title(f'frame {k}'))\n"
+    "frames = [lk.widgets.png_frame(bar(k), figsize=(3, 2), dpi=60) for k in range(4)]",
+    "lk.widgets.play_stack(frames, interval=150, description='frame')",
+    "lk.widgets.dropdown_stack(frames[:3], ['CFR', 'CFR+', 'MCCFR'], description='method', buttons=True)",
+]
+
+
+def _widget_check_notebook(path):
+    """A small page with the two other kinds of static widget (Play and a method selector), executed
+    by the book's own script so that the test also covers how outputs and widget state are made."""
+    import importlib.util
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+    nb = new_notebook(cells=[new_markdown_cell("# Widget check")] + [new_code_cell(c) for c in WIDGET_CHECK_CELLS])
+    nbformat.write(nb, path)
+    spec = importlib.util.spec_from_file_location("execute_notebooks", ROOT / "scripts" / "execute_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _, seconds, error = module.execute(path, timeout=120)
+    if error:
+        raise RuntimeError(f"scripts/execute_notebooks.py failed on the widget check page: {error}")
+
+
+def _build_site(tmp):
+    """Build the front pages, chapter 1 and a widget check page with the book's own _config.yml.
+
+    The sources are copied to tmp/src, so the build sees exactly these pages whatever else the
+    repository holds, and it runs with -W like `make book`.
+    """
+    src = tmp / "src"
+    (src / "chapters").mkdir(parents=True)
+    shutil.copy(ROOT / "_config.yml", src / "_config.yml")
+    shutil.copytree(ROOT / "book", src / "book", ignore=shutil.ignore_patterns("instructors.md"))
+    shutil.copy(ROOT / "chapters" / "01_many_learners.ipynb", src / "chapters")
+    _widget_check_notebook(src / "chapters" / "widget_check.ipynb")
+    (src / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nchapters:\n  - file: book/running\n  - file: book/notation\n"
+        "  - file: chapters/01_many_learners\n  - file: chapters/widget_check\n  - file: book/references\n")
+    cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", "-W", "--path-output", str(tmp), str(src)]
     start = time.perf_counter()
-    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(cmd, cwd=src, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise RuntimeError(f"jupyter-book build failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
     print(f"built the test site in {time.perf_counter() - start:.1f} s")
-    return out_dir / "_build" / "html"
+    return tmp / "_build" / "html"
 
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    """The built website: $BOOK_SITE if set (e.g. BOOK_SITE=_build/html after `make book`), otherwise
-    a fresh build of the front pages and chapter 1 into a temporary folder (about 10 s)."""
+    """The built website: a fresh build of the front pages, chapter 1 and a widget check page into a
+    temporary folder (10-20 s), or $BOOK_SITE if set (e.g. BOOK_SITE=_build/html after `make book`;
+    the widget check page is then skipped)."""
     given = os.environ.get("BOOK_SITE")
     if given:
         path = Path(given).resolve()

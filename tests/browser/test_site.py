@@ -129,3 +129,40 @@ def test_static_widget_switches_frames_without_a_kernel(site, browser, artifacts
     assert not outside, f"the widget requested files outside the site: {outside}"
     assert not errors, f"JavaScript errors on the page: {errors}"
     page.close()
+
+
+@pytest.mark.browser
+def test_play_button_and_method_selector_work_without_a_kernel(site, browser, artifacts, image_hash):
+    """The Play button needs book/_vendor/site-fixes.js and widgets-fix.css (the theme's Font Awesome
+    breaks it otherwise); ToggleButtons switch frames through their linked index."""
+    page_path = site / "chapters" / "widget_check.html"
+    if not page_path.exists():
+        pytest.skip("BOOK_SITE has no widget check page (it exists only in the test's own build)")
+    page, outside, errors = open_offline(browser, page_path.as_uri())
+    animation = page.locator(".widget-vbox:has(.widget-play)").first
+    animation.wait_for()
+    readout = animation.locator(".widget-readout").first
+    assert readout.inner_text().strip() == "0"
+    first = image_hash(animation.locator("img").first)
+    animation.locator(".widget-play button").first.click()             # play
+    page.wait_for_function("el => el.textContent.trim() === '2'", arg=readout.element_handle())
+    animation.locator(".widget-play button").first.click()             # pause
+    shown = readout.inner_text().strip()
+    page.wait_for_timeout(500)
+    assert readout.inner_text().strip() == shown, "pause did not stop the animation"
+    assert image_hash(animation.locator("img").first) != first
+    animation.screenshot(path=str(artifacts / "site_play_paused.png"))
+
+    selector = page.locator(".widget-vbox:has(.widget-toggle-buttons)").first
+    before = image_hash(selector.locator("img").first)
+    selector.get_by_role("button", name="MCCFR").click()
+    page.wait_for_function(
+        "el => el.querySelector('.widget-toggle-button.mod-active')?.textContent.trim() === 'MCCFR'",
+        arg=selector.element_handle())
+    image = selector.locator("img").first
+    page.wait_for_function("img => img.complete && img.naturalWidth > 50", arg=image.element_handle())
+    assert image_hash(image) != before
+    selector.screenshot(path=str(artifacts / "site_method_selector.png"))
+    assert not outside, f"the page requested files outside the site: {outside}"
+    assert not errors, f"JavaScript errors on the page: {errors}"
+    page.close()
