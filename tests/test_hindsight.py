@@ -182,3 +182,15 @@ def test_informed_action_learner_keeps_linear_counterfactual_regret_on_leduc(led
                            for p in range(2)], axis=0)
     assert weak_curve[1] > 3.5 * weak_curve[0] and weak_curve[1] / 200 > 0.2, weak_curve
     assert strong_curve[1] < 2.5 * strong_curve[0] and strong_curve[1] < 0.1 * weak_curve[1], strong_curve
+
+
+@pytest.mark.parametrize("kind", ["cf", "cfps", "tips_ex+in", "bhv"])
+def test_three_player_kuhn_regret_shrinks(kind):
+    """n players: EFR self-play on three-player Kuhn poker, each seat's regret for its own type."""
+    game = lk.games.load("kuhn_poker(players=3)")
+    efr = EFR(game, kind)
+    efr.run(200)
+    for player in range(3):
+        curve = hindsight.deviation_regret_curve(game, efr.profiles[:-1], player, kind, [50, 200])
+        assert curve[1] <= hindsight.theorem1_bound(game, player, kind, 200)
+        assert curve[1] / np.sqrt(200) <= curve[0] / np.sqrt(50) + 0.02, curve
