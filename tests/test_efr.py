@@ -316,3 +316,19 @@ def test_500_round_means_of_rounding_insensitive_rows(leduc):
     for row, published in (("bps", 76.0), ("cf_in", 2.7)):
         values = fixed_regime_row(leduc, column.profiles, row, 500)
         assert round(1000 * values.mean(), 1) == published, (row, 1000 * values.mean())
+
+
+def test_record_profiles_off_keeps_only_the_latest(kuhn):
+    full, light = EFR(kuhn, "tips"), EFR(kuhn, "tips", record_profiles=False)
+    full.run(5)
+    light.run(5)
+    assert len(full.profiles) == 6 and len(light.profiles) == 1
+    np.testing.assert_array_equal(light.profiles[0], full.profiles[-1])
+
+
+def test_update_rejects_bad_arguments(kuhn):
+    efr = EFR(kuhn, "cf")
+    with pytest.raises(ValueError, match="shape"):
+        efr.update(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="player"):
+        efr.update(efr.current_policy(), players=[2])

@@ -42,19 +42,25 @@ class EFR(Solver):
     deviations : str or DeviationType
         A member of `DeviationType` or its value (`labkit.efr.DEVIATION_NAMES` lists them all,
         from the weakest, blind action "act", to the behavioral deviations "bhv").
+    record_profiles : bool
+        Keep every current profile in `profiles` (default). Long runs on big games that only
+        need the current profile can switch it off to save memory.
 
     Attributes
     ----------
     iteration : int
         Number of rounds played.
     profiles : list of (num_infosets, num_actions) arrays
-        The current profile before round 1 (uniform), then after every round: T + 1 entries.
+        The current profile before round 1 (uniform), then after every round: T + 1 entries
+        (only the latest one if `record_profiles` is False). profiles[t] is the profile played
+        in round t + 1.
     regrets : (num_rows, num_slots) array
         Cumulative regrets, one row per (infoset, transformation sequence) of `structure`.
     """
 
-    def __init__(self, game, deviations="cf"):
+    def __init__(self, game, deviations="cf", record_profiles: bool = True):
         super().__init__(game)
+        self.record_profiles = bool(record_profiles)
         self.deviations = parse_deviation_type(deviations)
         self.structure = deviation_structure(self.game, self.deviations)
         g, st = self.game, self.structure
@@ -87,9 +93,11 @@ class EFR(Solver):
 
             avg(a | I) = sum_t x_i^t(I) pi^t(a | I) / sum_t x_i^t(I),
 
-        x_i^t(I) being the acting player's own reach of I; uniform where that sum is 0.
-        EFR itself plays the current profile; this average is what converges to a Nash
-        equilibrium in two-player zero-sum games for types containing the external deviations.
+        x_i^t(I) being the acting player's own reach of I; uniform where that sum is 0. Every
+        call of `update` adds the profile it started from, for all players (rows of players that
+        do not learn stay what they were). EFR itself plays the current profile; the average is
+        what converges to a Nash equilibrium in two-player zero-sum games, for every type whose
+        deviations include the counterfactual ones (all but "act" and "act_in").
         """
         return TabularPolicy(self.game, normalize_rows(self.game, self._average_numerator), check=False)
 
@@ -97,9 +105,6 @@ class EFR(Solver):
     def step(self):
         """One round of simultaneous self-play: every player updates against the current profile."""
         return self.update(self._probs.copy())
-
-    def _step(self):                                  # Solver's hook (step is overridden)
-        self.update(self._probs.copy())
 
     def update(self, opponents, players=None):
         """One round for `players` (default: all): player p's regrets are those of the profile in
@@ -147,6 +152,8 @@ class EFR(Solver):
                 update = reached[infosets]
                 self._probs[infosets[update]] = sigma[update]
         self.iteration += 1
+        if not self.record_profiles:
+            self.profiles.clear()
         self.profiles.append(self._probs.copy())
         return self
 
