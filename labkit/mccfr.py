@@ -83,10 +83,12 @@ def _uniform_stream(rng):
 
 def _pick(cumulative, u):
     """Index k of the sample: the first k with u < cumulative[k] (the last one if rounding left a gap)."""
-    for k, c in enumerate(cumulative):
+    k = 0
+    for c in cumulative:
         if u < c:
             return k
-    return len(cumulative) - 1
+        k += 1
+    return k - 1
 
 
 def _pick_from(probs, u):
@@ -104,10 +106,12 @@ def _pick_from(probs, u):
 
 def _regret_matching(regrets):
     """Regret matching on one infoset's list of regrets (legal actions only)."""
-    positive = [r if r > 0.0 else 0.0 for r in regrets]
-    total = sum(positive)
+    total = 0.0
+    for r in regrets:
+        if r > 0.0:
+            total += r
     if total > 0.0:
-        return [r / total for r in positive]
+        return [r / total if r > 0.0 else 0.0 for r in regrets]
     return [1.0 / len(regrets)] * len(regrets)
 
 
@@ -239,7 +243,9 @@ class MCCFR(Solver):
             """Sampled value of history h for `player`, updating player's regrets below h."""
             acting = kind[h]
             # chance and the other players: follow one sampled move
-            while acting != player and acting != TERMINAL:
+            while acting != player:
+                if acting == TERMINAL:
+                    return returns[h][player]
                 if acting == CHANCE:
                     k = _pick(chance_cumulative[h], draw())
                 else:
@@ -254,18 +260,19 @@ class MCCFR(Solver):
                             sums[a] += x
                 h = first_child[h] + k
                 acting = kind[h]
-            if acting == TERMINAL:
-                return returns[h][player]
             # the update player: follow every action
             infoset = infoset_of[h]
             sigma = sigma_cache[infoset]
             if sigma is None:
                 sigma = sigma_cache[infoset] = _regret_matching(current_regrets[infoset])
-            first = first_child[h]
-            values = [value_of(first + k) for k in range(len(sigma))]
+            child = first_child[h]
+            values = []
             value = 0.0
-            for x, v in zip(sigma, values):
+            for x in sigma:
+                v = value_of(child)
+                values.append(v)
                 value += x * v
+                child += 1
             regrets = regret_out[infoset]
             for a, v in enumerate(values):
                 regrets[a] += v - value

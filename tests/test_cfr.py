@@ -204,6 +204,7 @@ def test_run_with_progress_bar(kuhn, capsys):
     records = solver.run(20, progress=True, eval_every=10)
     assert [t for t, _ in records] == [10, 20]
     assert solver.iteration == 20
+    assert "CFR" in capsys.readouterr().err              # tqdm writes its bar to stderr
 
 
 @pytest.mark.parametrize("kwargs, error", [
