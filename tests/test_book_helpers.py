@@ -95,3 +95,41 @@ def test_convergence_curve_uses_log_scales_and_method_colour():
     assert np.all(line.get_ydata() > 0)                  # a zero is drawn at the bottom, not dropped
     with pytest.raises(ValueError, match="one length"):
         lk.plot.convergence_curve(ax, [1, 2], [1.0], "CFR")
+
+
+def _load_execute_script():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "scripts" / "execute_notebooks.py"
+    spec = importlib.util.spec_from_file_location("execute_notebooks", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_execute_script_runs_in_order_and_never_writes_a_failing_notebook(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    from nbformat.v4 import new_code_cell, new_notebook
+    script = _load_execute_script()
+
+    good = tmp_path / "good.ipynb"
+    expected_error = new_code_cell("raise ValueError('shown on purpose')")
+    expected_error.metadata["tags"] = ["raises-exception"]
+    nbformat.write(new_notebook(cells=[new_code_cell("x = 6 * 7"), expected_error, new_code_cell("print(x)")]), good)
+    _, _, error = script.execute(good, timeout=60)
+    assert error is None
+    nb = nbformat.read(good, as_version=4)
+    assert [c.execution_count for c in nb.cells] == [1, 2, 3]
+    assert nb.cells[2].outputs[0].text == "42\n"
+    assert nb.metadata.kernelspec.name == "python3"
+
+    bad = tmp_path / "bad.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("1 / 0")]), bad)
+    before = bad.read_bytes()
+    _, _, error = script.execute(bad, timeout=60)
+    assert "ZeroDivisionError" in error
+    assert bad.read_bytes() == before                  # the stored outputs are never half-made
+
+    with pytest.raises(SystemExit, match="not a notebook"):
+        script.notebook_paths([str(tmp_path / "missing.ipynb")])
+    assert script.notebook_paths([str(tmp_path)]) == [bad, good]
