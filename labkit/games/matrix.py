@@ -110,9 +110,9 @@ def rock_paper_scissors():
 
 
 def biased_rock_paper_scissors():
-    """The chapter's rock-paper-scissors in which winning with rock pays 2.
+    """Rock-paper-scissors where a win with rock is worth 2 (the chapter's example).
 
-    Its unique equilibrium is (1/4, 1/2, 1/4) for both players and its value is 0.
+    Both players' only equilibrium strategy is (1/4, 1/2, 1/4); the game is symmetric, so its value is 0.
     """
     return MatrixGame([[0, -1, 2], [1, 0, -1], [-2, 1, 0]], row_actions=RPS, col_actions=RPS,
                       name="biased_rock_paper_scissors")
