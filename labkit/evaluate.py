@@ -4,6 +4,15 @@ counterfactual values, best responses, NashConv and exploitability.
 Everything is a vectorized pass over the tree's depth levels (top-down for reach,
 bottom-up for values) or over a player's sequences (best response), never a recursion.
 
+NashConv, best responses and expected payoffs only need the terminal histories. With perfect
+recall, player i's contribution to reaching a terminal z is the realization weight
+x_i(sigma_i(z)) of its last own sequence before z, and chance's contribution does not depend
+on the policy; so one evaluation is
+
+1. x_i for every sequence: one pass over the own depths of the infosets (936 in Leduc);
+2. pi_i(z) = x_i(sigma_i(z)) by a gather, and pi_c(z) from a per-game cache;
+3. on-policy values sum_z pi(z) u(z), and for each player a bottom-up max over its sequences.
+
 Notation (Zinkevich et al., 2007): pi_i(h) is player i's own contribution to the probability
 of reaching history h, pi_c(h) chance's, pi_{-i}(h) everyone's but i's (chance included).
 """
@@ -13,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from labkit.policy import TabularPolicy
+from labkit.policy import TabularPolicy, infoset_own_reach
 
 
 def policy_array(game, policy):
@@ -32,8 +41,10 @@ def policy_array(game, policy):
 def edge_probabilities(game, probs):
     """(H,) probability of the move into each history (chance or the acting player's; 1 at the root)."""
     prob = game.chance_prob.copy()
-    e = game.decision_edges
-    prob[e] = probs.reshape(-1)[game.edge_seq[e]]
+    seqs = game.__dict__.get("_decision_edge_seqs")
+    if seqs is None:
+        seqs = game.__dict__["_decision_edge_seqs"] = game.edge_seq[game.decision_edges]
+    prob[game.decision_edges] = np.take(probs.reshape(-1), seqs)
     return prob
 
 
@@ -49,11 +60,19 @@ def reach_probabilities(game, policy):
 def _reach(game, prob):
     n, H = game.num_players, game.num_histories
     F = np.ones((n + 1, H))
-    F[game.edge_owner, np.arange(H)] = prob
+    # row edge_owner[h] of column h gets the probability of the move into h
+    F.reshape(-1)[_edge_slots(game)] = prob
     parent = game.parent
     for lv in game.levels[1:]:
-        F[:, lv] *= F[:, parent[lv]]
+        F[:, lv] *= np.take(F, parent[lv], axis=1)        # np.take: faster than F[:, index] here
     return F
+
+
+def _edge_slots(game):
+    slots = game.__dict__.get("_edge_slots")
+    if slots is None:
+        slots = game.__dict__["_edge_slots"] = game.edge_owner * game.num_histories + np.arange(game.num_histories)
+    return slots
 
 
 def _values(game, prob):
@@ -72,14 +91,55 @@ def history_values(game, policy):
 def expected_payoffs(game, policy):
     """(n,) expected return of each player when everyone follows `policy`: sum_z pi(z) u(z)."""
     probs = policy_array(game, policy)
-    F = _reach(game, edge_probabilities(game, probs))
-    z = game.terminals
-    return F[:, z].prod(axis=0) @ game.returns[z]
+    return _terminal_structure(game).returns @ _terminal_reach(game, probs).prod(axis=0)
 
 
 def _others_reach(F, player):
     """pi_{-i}: the product of every row of F except `player`'s."""
-    return np.prod(np.delete(F, player, axis=0), axis=0)
+    rows = [r for r in range(F.shape[0]) if r != player]
+    out = F[rows[0]].copy()
+    for r in rows[1:]:
+        out *= F[r]
+    return out
+
+
+class _Terminals(NamedTuple):
+    """Per-game arrays over the terminal histories z (Z of them), computed once.
+
+    sequence : (n, Z) int, player i's last own sequence before z, plus 1 (0 = none yet);
+    chance : (Z,) chance's probability pi_c(z);  returns : (n, Z) the payoffs u_i(z)."""
+    sequence: np.ndarray
+    chance: np.ndarray
+    returns: np.ndarray
+
+
+def _terminal_structure(game):
+    cached = game.__dict__.get("_terminal_cache")
+    if cached is None:
+        z = game.terminals
+        chance = _reach(game, game.chance_prob)[game.num_players, z]
+        cached = _Terminals(np.ascontiguousarray(game.own_last_seq[z].T + 1), chance,
+                            np.ascontiguousarray(game.returns[z].T))
+        game.__dict__["_terminal_cache"] = cached
+    return cached
+
+
+def _sequence_weights(game, probs):
+    """x: (I * A + 1,) realization weights, x[0] = 1 for the empty sequence and
+    x[1 + I * A + a] = x_i(I, a), the acting player's own probability of the sequence (I, a)."""
+    x = np.empty(probs.size + 1)
+    x[0] = 1.0
+    x[1:] = (infoset_own_reach(game, probs)[:, None] * probs).reshape(-1)
+    return x
+
+
+def _terminal_reach(game, probs):
+    """(n + 1, Z): rows pi_i(z) = x_i(sigma_i(z)) for each player, then pi_c(z)."""
+    t = _terminal_structure(game)
+    R = np.empty((game.num_players + 1, len(t.chance)))
+    R[:-1] = _sequence_weights(game, probs)[t.sequence]
+    R[-1] = t.chance
+    return R
 
 
 def counterfactual_values(game, policy):
@@ -99,15 +159,24 @@ def _cf_values(game, probs, prob):
     """Counterfactual action values, reach rows F and values V in one forward/backward pass."""
     F = _reach(game, prob)
     V = _values(game, prob)
-    e = game.decision_edges
-    owner = game.edge_owner[e]
-    par = game.parent[e]
-    weight = np.empty(len(e))
-    for p in range(game.num_players):
-        mine = owner == p
-        weight[mine] = _others_reach(F[:, par[mine]], p) * V[e[mine], p]
-    q = np.bincount(game.edge_seq[e], weights=weight, minlength=probs.size).reshape(probs.shape)
-    return q, F, V
+    q = np.zeros(probs.size)
+    for p, (edges, parents, seqs) in enumerate(_decision_edges_by_player(game)):
+        # q(I, a) += pi_{-i}(h) v_i(h a) for every history h of I
+        q += np.bincount(seqs, weights=_others_reach(F[:, parents], p) * V[edges, p], minlength=probs.size)
+    return q.reshape(probs.shape), F, V
+
+
+def _decision_edges_by_player(game):
+    """Cached per game: for each player, the histories h a entered by its moves, their parents h
+    and the sequences (I, a) flattened."""
+    cached = game.__dict__.get("_decision_edges_cache")
+    if cached is None:
+        e = game.decision_edges
+        owner = game.edge_owner[e]
+        cached = [(e[owner == p], game.parent[e[owner == p]], game.edge_seq[e[owner == p]])
+                  for p in range(game.num_players)]
+        game.__dict__["_decision_edges_cache"] = cached
+    return cached
 
 
 class BestResponse(NamedTuple):
@@ -120,6 +189,10 @@ class BestResponse(NamedTuple):
 
 
 def _player_structure(game, player):
+    """Cached per game and player: each terminal's last sequence of `player` (+1), and the
+    player's infosets grouped by own depth, deepest first. A level holds the slots (+1) of its
+    legal sequences, infoset after infoset, where each infoset's run starts, and the parent
+    sequence (+1) of each infoset."""
     cache = game.__dict__.setdefault("_br_cache", {})
     if player not in cache:
         mine = game.infoset_player == player
@@ -127,7 +200,10 @@ def _player_structure(game, player):
         for d in range(int(game.infoset_own_depth.max(initial=0)), -1, -1):
             idx = np.flatnonzero(mine & (game.infoset_own_depth == d))
             if len(idx):
-                levels.append((idx, game.infoset_parent_seq[idx]))
+                infoset, action = np.nonzero(game.legal_mask[idx])        # row-major: grouped by infoset
+                slots = idx[infoset] * game.num_actions + action + 1
+                starts = np.concatenate(([0], np.cumsum(game.num_legal[idx])[:-1]))
+                levels.append((slots, starts, game.infoset_parent_seq[idx] + 1))
         cache[player] = (game.own_last_seq[game.terminals, player] + 1, levels)
     return cache[player]
 
@@ -137,22 +213,28 @@ def _best_response_tables(game, F, player):
 
     q(I, a) = sum of pi_{-i}(z) u_i(z) over terminals z whose last own sequence is (I, a),
             + sum over the player's next infosets J after (I, a) of max_b q(J, b).
-    Returns (value at the root, q).
+    F is the (n + 1, H) reach array of `_reach`. Returns (value at the root, q).
     """
-    A = game.num_actions
-    last_seq, levels = _player_structure(game, player)
     z = game.terminals
-    base = np.bincount(last_seq, weights=_others_reach(F[:, z], player) * game.returns[z, player],
-                       minlength=game.num_infosets * A + 1)
-    root, q = base[0], base[1:].reshape(game.num_infosets, A)
-    qflat = q.reshape(-1)
-    masked = np.where(game.legal_mask, 0.0, -np.inf)
-    for idx, parent_seq in levels:
-        best = (q[idx] + masked[idx]).max(axis=1)
-        inner = parent_seq >= 0
-        np.add.at(qflat, parent_seq[inner], best[inner])
-        root += best[~inner].sum()
-    return root, q
+    return _best_response_pass(game, player, _others_reach(F[:, z], player) * game.returns[z, player])
+
+
+def _best_response_pass(game, player, weights):
+    """The pass of `_best_response_tables`, from weights[z] = pi_{-i}(z) u_i(z) over terminals."""
+    last_seq, levels = _player_structure(game, player)
+    # slot 0 collects the root: terminals before the player's first move, and its first infosets
+    total = np.bincount(last_seq, weights=weights, minlength=game.num_infosets * game.num_actions + 1)
+    q = total[1:].reshape(game.num_infosets, game.num_actions)
+    for slots, starts, parent in levels:
+        # max over each infoset's legal actions, added to the sequence that leads to it
+        np.add.at(total, parent, np.maximum.reduceat(total[slots], starts))
+    return total[0], q
+
+
+def _best_response_value_table(game, probs, player, R=None):
+    R = _terminal_reach(game, probs) if R is None else R
+    weights = _others_reach(R, player) * _terminal_structure(game).returns[player]
+    return _best_response_pass(game, player, weights)
 
 
 def best_response(game, policy, player) -> BestResponse:
@@ -163,8 +245,7 @@ def best_response(game, policy, player) -> BestResponse:
     """
     game.check_player(player)
     probs = policy_array(game, policy)
-    F = _reach(game, edge_probabilities(game, probs))
-    value, q = _best_response_tables(game, F, player)
+    value, q = _best_response_value_table(game, probs, player)
     mine = game.infosets_of(player)
     masked = np.where(game.legal_mask, q, -np.inf)
     br = probs.copy()
@@ -177,17 +258,16 @@ def best_response(game, policy, player) -> BestResponse:
 def best_response_values(game, policy):
     """(n,) the value each player would get by best-responding to the others."""
     probs = policy_array(game, policy)
-    F = _reach(game, edge_probabilities(game, probs))
-    return np.array([_best_response_tables(game, F, p)[0] for p in range(game.num_players)])
+    R = _terminal_reach(game, probs)
+    return np.array([_best_response_value_table(game, probs, p, R)[0] for p in range(game.num_players)])
 
 
 def nash_conv(game, policy) -> float:
     """NashConv(pi) = sum_i ( max_{pi'_i} v_i(pi'_i, pi_{-i}) - v_i(pi) ) >= 0, zero exactly at a Nash equilibrium."""
     probs = policy_array(game, policy)
-    F = _reach(game, edge_probabilities(game, probs))
-    z = game.terminals
-    on_policy = F[:, z].prod(axis=0) @ game.returns[z]
-    gains = [_best_response_tables(game, F, p)[0] - on_policy[p] for p in range(game.num_players)]
+    R = _terminal_reach(game, probs)
+    on_policy = _terminal_structure(game).returns @ R.prod(axis=0)
+    gains = [_best_response_value_table(game, probs, p, R)[0] - on_policy[p] for p in range(game.num_players)]
     return float(sum(gains))
 
 

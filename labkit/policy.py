@@ -201,16 +201,28 @@ def realization_weights(game, probs):
 def infoset_own_reach(game, probs):
     """x(I): the acting player's own probability of playing to infoset I (1 at first decisions).
 
-    Infosets are numbered parents first, so one pass per own depth suffices.
+    x(I) = x(I') pi(a' | I') where (I', a') is the player's previous sequence; infosets are
+    numbered parents first, so one vectorized step per own depth suffices.
     """
     reach = np.ones(game.num_infosets)
-    parent = game.infoset_parent_seq
     flat = probs.reshape(-1)
-    for d in range(1, int(game.infoset_own_depth.max(initial=0)) + 1):
-        idx = _own_depth_index(game, d)
-        s = parent[idx]
-        reach[idx] = reach[s // game.num_actions] * flat[s]
+    for idx, parent_infoset, parent_seq in _own_depth_levels(game):
+        reach[idx] = reach[parent_infoset] * flat[parent_seq]
     return reach
+
+
+def _own_depth_levels(game):
+    """Cached per game: for own depths 1, 2, ...: the infosets there, their parent infoset and
+    parent sequence."""
+    levels = game.__dict__.get("_own_depth_levels")
+    if levels is None:
+        levels = []
+        for d in range(1, int(game.infoset_own_depth.max(initial=0)) + 1):
+            idx = _own_depth_index(game, d)
+            seq = game.infoset_parent_seq[idx]
+            levels.append((idx, seq // game.num_actions, seq))
+        game.__dict__["_own_depth_levels"] = levels
+    return levels
 
 
 def _own_depth_index(game, d):
