@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def execute(nb, cwd):
-    NotebookClient(nb, timeout=600, kernel_name="python3", coalesce_streams=True, resources={"metadata": {"path": str(cwd)}}).execute()
+    NotebookClient(nb, timeout=600, kernel_name="python3", coalesce_streams=True, record_timing=False, resources={"metadata": {"path": str(cwd)}}).execute()
     return nb
 
 

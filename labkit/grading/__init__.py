@@ -23,13 +23,16 @@ answer cell that redefines ``check`` (or patches labkit's checks) makes every ch
    Redefining ``check``, patching ``labkit.grading.checks`` or printing "pass" in the kernel changes
    nothing outside it.
 4. **The reporting channel is sealed before any student code runs.** The grader's first cell reads
-   a random nonce from a file (then deletes it) and captures the JSON encoder and the kernel's
-   display publisher, so later answer cells that replace ``json.dumps``, ``print`` or ``sys.stdout``
-   do not touch the record. The grader accepts only records with this run's nonce and the right
-   part, and only from that part's own check cell; answer cells' outputs are ignored.
+   a random nonce from a file (and deletes it), and captures the JSON encoder, a sha256
+   constructor, the part specifications and the kernel's display publisher. Each record is a JSON
+   payload plus its HMAC keyed by the nonce; the nonce itself never leaves the grader and the
+   reporter. So answer cells that replace ``json.dumps``, ``print``, ``sys.stdout`` or labkit's
+   reporting functions either change nothing or alter a payload, which then fails the HMAC and
+   earns nothing ("tampered"). Answer cells' own outputs are ignored, and a record counts only
+   in the check cell of its own part.
 
 What remains possible, and why it does not matter: student code runs in the same interpreter, so a
-determined student could dig the sealed publisher out of memory and publish a record of their
+determined student could dig the key out of the reporter's closure and sign a record of their
 choice. That record can only *claim* values for their own names -- which is what writing those
 values in the answer cell does anyway. Where a part asks for a function, the record holds the
 function's results at probe arguments the grader knows, so claiming them means computing them.

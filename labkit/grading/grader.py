@@ -26,21 +26,27 @@ from pathlib import Path
 from labkit.grading import checks
 from labkit.grading.exercises import EXERCISES
 from labkit.grading.notebooks import NotebookError, extract, graded_cells, read_notebook
-from labkit.grading.reporter import NONCE_VARIABLE, RECORD_MIME, SEAL_SOURCE
+from labkit.grading.reporter import NONCE_VARIABLE, RECORD_MIME, SEAL_SOURCE, verify_record
 
 DEFAULT_TIMEOUT = 60.0
+SETUP_TIMEOUT = 120.0     # the master's own setup cells (imports) may be slow on a loaded machine
 
 
 def _record(outputs, nonce, part):
-    """The value of the last genuine record of `part` among a check cell's outputs, or None."""
-    found = None
+    """The value of the last genuine record of `part` among a check cell's outputs: None if
+    there is none, `TAMPERED` if there are records but none carries a valid HMAC."""
+    found, seen = None, False
     for out in outputs:
-        if out.get("output_type") != "display_data":
+        if out.get("output_type") != "display_data" or RECORD_MIME not in out.get("data", {}):
             continue
-        data = out.get("data", {}).get(RECORD_MIME)
-        if isinstance(data, dict) and data.get("nonce") == nonce and data.get("part") == part:
-            found = data.get("value")
-    return found
+        seen = True
+        value = verify_record(out["data"][RECORD_MIME], nonce, part)
+        if value is not None:
+            found = value
+    return TAMPERED if seen and found is None else found
+
+
+TAMPERED = object()
 
 
 def _failed(part, verdict, message):
@@ -118,7 +124,7 @@ def _run_and_grade(exercise, submission, timeout):
             # a new kernel (after a restart too) reads and deletes the nonce file when sealing
             (Path(scratch) / ".labkit-nonce").write_text(nonce, encoding="ascii")
             for src in setup_sources:
-                run = kernel.run(src)
+                run = kernel.run(src, timeout=max(timeout, SETUP_TIMEOUT))
                 if run.status != "ok":
                     raise RuntimeError(f"the exercise's setup cell failed in the grader: {run.error}")
 
@@ -151,6 +157,9 @@ def _grade_check(part, run, nonce, trouble):
         verdict = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood"}[run.status]
         return _failed(part, verdict, f"the check ({run.error}) -- is one of your functions slow or printing a lot?")
     value = _record(run.outputs, nonce, part)
+    if value is TAMPERED:
+        return _failed(part, "tampered", "the record of your answer was altered inside the kernel "
+                                         "(an answer cell patches json, the display system or the reporter)")
     if value is None:
         why = f"the check cell raised {run.error}" if run.error else "the check cell reported nothing"
         return _failed(part, "missing", f"no answer was recorded: {why}")

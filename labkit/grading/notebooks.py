@@ -149,11 +149,13 @@ def read_notebook(data: bytes, name="notebook"):
     except json.JSONDecodeError as exc:
         raise NotebookError(f"{name} is not a Jupyter notebook: its JSON is broken at line {exc.lineno}, "
                             f"column {exc.colno} ({exc.msg})") from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
-        raise NotebookError(f"{name} is not a Jupyter notebook: it has no list of cells")
+    if not isinstance(raw, dict):
+        raise NotebookError(f"{name} is not a Jupyter notebook: it holds a JSON {type(raw).__name__}, not an object")
     if raw.get("nbformat") != 4:
         raise NotebookError(f"{name} has notebook format {raw.get('nbformat')!r}; expected 4 (save it with "
                             "JupyterLab or Jupyter Notebook 5 or later)")
+    if not isinstance(raw.get("cells"), list):
+        raise NotebookError(f"{name} is not a Jupyter notebook: it has no list of cells")
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as exc:

@@ -7,11 +7,12 @@ This module runs inside the student's Jupyter kernel. It never decides a grade t
   computed by `labkit.grading.checks` -- the same functions the grader uses.
 * Under the grader, ``LABKIT_GRADING_NONCE`` names a file holding a one-time nonce.
   The grader's first cell (`SEAL_SOURCE`, run before any student code) calls `seal()`, which
-  reads and deletes that file and captures the JSON encoder and the kernel's
-  display publisher *before* an answer cell can replace ``json.dumps``, ``print`` or
-  ``sys.stdout``. From then on ``check`` only publishes the serialized value as a
-  ``application/vnd.labkit.check+json`` display record carrying the nonce; the grader reads
-  that record from the check cell's outputs and computes the verdict in its own process.
+  reads and deletes that file and captures the JSON encoder, a sha256 constructor, the
+  part specifications and the kernel's display publisher *before* an answer cell can replace
+  ``json.dumps``, ``print``, ``sys.stdout`` or labkit's functions. From then on ``check`` only
+  publishes the serialized value as an ``application/vnd.labkit.check+json`` display record:
+  a JSON payload and its HMAC keyed by the nonce. The grader reads that record from the check
+  cell's outputs, verifies the HMAC (`verify_record`) and computes the verdict in its own process.
 """
 from __future__ import annotations
 
@@ -32,54 +33,53 @@ class ReportError(Exception):
     """A value that cannot be reported (too large, nested too deep, of an unknown type)."""
 
 
-def to_plain(value, _depth=0, _budget=None):
-    """A JSON-ready copy of a student's value: numbers, strings, booleans, None, lists, dicts.
+def _make_to_plain():
+    """Build `to_plain`. The sealed reporter builds its own copy, whose recursion and numpy
+    reference live in a closure, so replacing this module's functions later changes nothing."""
+    import numpy as np
 
-    numpy arrays and scalars become (nested) lists of Python numbers, tuples become lists,
-    fractions become floats. Anything else raises `ReportError` naming its type.
-    """
-    budget = _budget if _budget is not None else [MAX_ITEMS]
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise ReportError(f"the value has more than {MAX_ITEMS} entries")
-    if _depth > 8:
-        raise ReportError("the value is nested more than 8 levels deep")
-    if value is Ellipsis:
-        raise ReportError("it still holds the placeholder `...`")
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        if len(value) > MAX_TEXT:
-            raise ReportError(f"a string of {len(value)} characters is too long to report")
-        return str(value)
-    if isinstance(value, int):
-        return int(value) if abs(value) < 2 ** 63 else float(value)
-    if isinstance(value, float):
-        return float(value)
-    try:
-        import numpy as np
-    except ImportError:       # pragma: no cover - labkit needs numpy
-        np = None
-    if np is not None:
-        if isinstance(value, np.bool_):
-            return bool(value)
-        if isinstance(value, np.integer):
-            return int(value)
-        if isinstance(value, np.floating):
+    def to_plain(value, _depth=0, _budget=None):
+        """A JSON-ready copy of a student's value: numbers, strings, booleans, None, lists, dicts.
+
+        numpy arrays and scalars become (nested) lists of Python numbers, tuples become lists,
+        fractions become floats. Anything else raises `ReportError` naming its type.
+        """
+        budget = _budget if _budget is not None else [MAX_ITEMS]
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ReportError(f"the value has more than {MAX_ITEMS} entries")
+        if _depth > 8:
+            raise ReportError("the value is nested more than 8 levels deep")
+        if value is Ellipsis:
+            raise ReportError("it still holds the placeholder `...`")
+        if value is None or isinstance(value, (bool, np.bool_)):
+            return None if value is None else bool(value)
+        if isinstance(value, str):
+            if len(value) > MAX_TEXT:
+                raise ReportError(f"a string of {len(value)} characters is too long to report")
+            return str(value)
+        if isinstance(value, (int, np.integer)):
+            return int(value) if abs(int(value)) < 2 ** 63 else float(value)
+        if isinstance(value, (float, np.floating)):
             return float(value)
         if isinstance(value, np.ndarray):
             if value.size > budget[0]:
                 raise ReportError(f"an array of {value.size} entries is too large to report")
             return to_plain(value.tolist(), _depth, budget)
-    if isinstance(value, (list, tuple)):
-        return [to_plain(v, _depth + 1, budget) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return [to_plain(v, _depth + 1, budget) for v in sorted(value, key=repr)]
-    if isinstance(value, dict):
-        return {str(k): to_plain(v, _depth + 1, budget) for k, v in value.items()}
-    if hasattr(value, "numerator") and hasattr(value, "denominator"):     # fractions.Fraction
-        return float(value)
-    raise ReportError(f"cannot report a value of type {type(value).__name__}")
+        if isinstance(value, (list, tuple)):
+            return [to_plain(v, _depth + 1, budget) for v in value]
+        if isinstance(value, (set, frozenset)):
+            return [to_plain(v, _depth + 1, budget) for v in sorted(value, key=repr)]
+        if isinstance(value, dict):
+            return {str(k): to_plain(v, _depth + 1, budget) for k, v in value.items()}
+        if hasattr(value, "numerator") and hasattr(value, "denominator"):     # fractions.Fraction
+            return float(value)
+        raise ReportError(f"cannot report a value of type {type(value).__name__}")
+
+    return to_plain
+
+
+to_plain = _make_to_plain()
 
 
 def _describe_error(exc):
@@ -87,45 +87,57 @@ def _describe_error(exc):
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def collect(part_id, namespace):
-    """The serialized answer of one part: {name: value} for the names the part reads.
+def _make_collector(specs, plain, describe, copy_args):
+    """Build `collect`. With `specs` given (a frozen copy, as the sealed reporter passes), the
+    names and probe arguments cannot be changed afterwards by patching `labkit.grading.checks`."""
 
-    A callable answer is evaluated at the part's probe arguments, giving a list of results.
-    A missing name, a raising function or a value that cannot be serialized is reported as
-    ``{"__error__": "..."}`` in its place, so the grader can say what went wrong.
-    """
-    from labkit.grading.checks import spec_for
-    spec = spec_for(part_id)
-    out = {}
-    for name in spec.names:
-        if name not in namespace:
-            out[name] = {"__error__": f"`{name}` is not defined"}
-            continue
-        value = namespace[name]
-        probes = spec.probes.get(name)
-        try:
-            if probes is not None:
-                if not callable(value):
-                    raise ReportError(f"`{name}` should be a function, got {type(value).__name__}")
-                results = []
-                for args in probes:
-                    try:
-                        results.append(to_plain(value(*_fresh(args))))
-                    except Exception as exc:     # one failing probe does not hide the others
-                        results.append({"__error__": _describe_error(exc)})
-                out[name] = results
-            else:
-                out[name] = to_plain(value)
-        except Exception as exc:
-            out[name] = {"__error__": _describe_error(exc)}
-    return out
+    def collect(part_id, namespace):
+        """The serialized answer of one part: {name: value} for the names the part reads.
+
+        A callable answer is evaluated at the part's probe arguments, giving a list of results.
+        A missing name, a raising function or a value that cannot be serialized is reported as
+        ``{"__error__": "..."}`` in its place, so the grader can say what went wrong.
+        """
+        if specs is None:
+            from labkit.grading.checks import spec_for
+            spec = spec_for(part_id)
+            names, probes = spec.names, spec.probes
+        else:
+            names, probes = specs[part_id]
+        out = {}
+        for name in names:
+            if name not in namespace:
+                out[name] = {"__error__": f"`{name}` is not defined"}
+                continue
+            value = namespace[name]
+            try:
+                if name in probes:
+                    if not callable(value):
+                        raise ReportError(f"`{name}` should be a function, got {type(value).__name__}")
+                    results = []
+                    for args in probes[name]:
+                        try:
+                            results.append(plain(value(*copy_args(args))))
+                        except Exception as exc:     # one failing probe does not hide the others
+                            results.append({"__error__": describe(exc)})
+                    out[name] = results
+                else:
+                    out[name] = plain(value)
+            except Exception as exc:
+                out[name] = {"__error__": describe(exc)}
+        return out
+
+    return collect
 
 
-def _fresh(args):
+def _copy_args(args):
     """Copies of the probe arguments, so that a function that modifies its input cannot
     change what the next probe sees."""
     import copy
     return tuple(copy.deepcopy(a) for a in args)
+
+
+collect = _make_collector(None, to_plain, _describe_error, _copy_args)
 
 
 def seal():
@@ -141,27 +153,65 @@ def seal():
     with open(nonce_file, encoding="ascii") as f:
         nonce = f.read().strip()
     os.remove(nonce_file)
+    import copy
+    import hashlib
     import json
-    encode = json.JSONEncoder(allow_nan=True, ensure_ascii=True).encode
-    decode = json.JSONDecoder().decode
     from IPython import get_ipython
+    from labkit.grading.checks import SPECS
+    encode = json.JSONEncoder(allow_nan=True, ensure_ascii=True, sort_keys=True).encode
+    mac = _make_mac(nonce.encode("ascii"), hashlib.sha256)
     shell = get_ipython()
     publish = shell.display_pub.publish
     namespace = shell.user_ns
+    specs = {part: (tuple(spec.names), copy.deepcopy(spec.probes)) for part, spec in SPECS.items()}
+    collect_sealed = _make_collector(specs, _make_to_plain(), _describe_error, _copy_args)
 
     def publish_record(part_id):
         try:
-            value = collect(part_id, namespace)
-            text = encode({"nonce": nonce, "part": part_id, "value": value})
-            if len(text) > MAX_RECORD:
-                text = encode({"nonce": nonce, "part": part_id,
-                               "value": {"__error__": "the reported value is too large"}})
+            payload = encode({"part": part_id, "value": collect_sealed(part_id, namespace)})
+            if len(payload) > MAX_RECORD:
+                payload = encode({"part": part_id, "value": {"__error__": "the reported value is too large"}})
         except Exception as exc:
-            text = encode({"nonce": nonce, "part": part_id, "value": {"__error__": _describe_error(exc)}})
-        publish(data={RECORD_MIME: decode(text), "text/plain": f"[answer to {part_id} recorded for grading]"},
-                metadata={})
+            payload = encode({"part": part_id, "value": {"__error__": type(exc).__name__}})
+        # the payload travels as a string with its HMAC: the grader rejects it if anything on the
+        # way (a patched json.dumps in the kernel's messaging, say) changed a character
+        publish(data={RECORD_MIME: {"part": part_id, "payload": payload, "mac": mac(payload)},
+                      "text/plain": f"[answer to {part_id} recorded for grading]"}, metadata={})
 
     _sealed = publish_record
+
+
+def _make_mac(key, sha256):
+    """HMAC-SHA256 (RFC 2104) over a text, built from a captured sha256 constructor so that
+    patching `hmac` or `hashlib` after sealing cannot see the key or change the result."""
+    block = 64
+    key = sha256(key).digest() if len(key) > block else key
+    key = key + b"\0" * (block - len(key))
+    inner, outer = bytes(b ^ 0x36 for b in key), bytes(b ^ 0x5C for b in key)
+
+    def mac(text):
+        return sha256(outer + sha256(inner + text.encode("utf-8")).digest()).hexdigest()
+    return mac
+
+
+def verify_record(data, nonce, part_id):
+    """The value of a record published by the sealed reporter, or None if it is not genuine
+    (wrong key, altered payload, another part). Runs in the grader."""
+    import hashlib
+    import hmac
+    import json
+    if not isinstance(data, dict) or not isinstance(data.get("payload"), str) or not isinstance(data.get("mac"), str):
+        return None
+    expected = hmac.new(nonce.encode("ascii"), data["payload"].encode("utf-8"), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, data["mac"]):
+        return None
+    try:
+        record = json.loads(data["payload"])
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or record.get("part") != part_id or "value" not in record:
+        return None
+    return record["value"]
 
 
 def check(part_id):
