@@ -74,6 +74,7 @@ class EFR(Solver):
         self._external_offset = 0 if st.has_external else None
         self._internal_offset = st.internal_offset if st.has_internal else None
         self._player_infosets = [g.infoset_player == p for p in range(g.num_players)]
+        self._weights = {}              # player -> time-selection weights of its rows, current strategy
         self._player_rows = {p: slice(b[0][0].start, b[-1][0].stop) if b else slice(0, 0)
                              for p, b in st.blocks.items()}
 
@@ -141,16 +142,23 @@ class EFR(Solver):
         for p in players:
             rows = self._player_rows[p]
             # 3. regrets weighted by the time-selection weight under the strategy that was played
-            weight = self._flat[st.row_factors[rows]].prod(axis=1)
+            # (the weights step 4 computed last time: they used exactly that strategy)
+            weight = self._weights.get(p)
+            if weight is None:
+                weight = self._flat[st.row_factors[rows]].prod(axis=1)
             self.regrets[rows] += weight[:, None] * rho[st.row_infoset[rows]] * st.row_active[rows]
             # 4. new strategies, top-down: a block's weights read the already updated predecessors
+            new_weight = np.empty(rows.stop - rows.start)
             for block, infosets, starts in st.blocks[p]:
                 weight = self._flat[st.row_factors[block]].prod(axis=1)
+                new_weight[block.start - rows.start:block.stop - rows.start] = weight
                 y = np.add.reduceat(weight[:, None] * np.maximum(self.regrets[block], 0.0), starts, axis=0)
                 sigma = transformation_fixed_point(y, g.legal_mask[infosets], self._external_offset,
                                                    self._internal_offset)
                 update = reached[infosets]
                 self._probs[infosets[update]] = sigma[update]
+            # a block's weights depend only on shallower blocks, so they are final: cache them
+            self._weights[p] = new_weight
         self.iteration += 1
         if not self.record_profiles:
             self.profiles.clear()
