@@ -231,7 +231,7 @@ class CFR(Solver):
         if self.regret_matching_plus:
             np.maximum(self.cumulative_regret, 0.0, out=self.cumulative_regret)
         self._discount_regrets(t, player)
-        self._sigma = regret_matching(self.cumulative_regret, self.tree.legal, self.tree.uniform)
+        regret_matching(self.cumulative_regret, self._update_masks[None], self.tree.uniform, out=self._sigma)
 
     # -- policies ------------------------------------------------------------------
     def current_policy(self) -> TabularPolicy:

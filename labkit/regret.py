@@ -21,28 +21,34 @@ def uniform_rows(legal_mask):
     return legal / legal.sum(axis=-1, keepdims=True)
 
 
-def regret_matching(cumulative_regrets, legal_mask, uniform=None):
+def regret_matching(cumulative_regrets, legal_mask, uniform=None, out=None):
     """sigma(I, a) = R+(I, a) / sum_b R+(I, b) with R+ = max(R, 0); uniform over the legal
     actions where no regret is positive.
 
     Parameters
     ----------
     cumulative_regrets : (..., A) array
-    legal_mask : (..., A) bool array
+    legal_mask : (..., A) bool or 0/1 float array
+        (a float mask saves a type conversion per call in tight loops)
     uniform : (..., A) array, optional
         `uniform_rows(legal_mask)`, if the caller has it already (saves work in tight loops).
+    out : (..., A) float array, optional
+        Where to write the result (a solver reuses one buffer every iteration).
 
     Returns
     -------
     (..., A) array of row-stochastic probabilities, zero on illegal actions.
     """
-    positive = np.maximum(cumulative_regrets, 0.0) * legal_mask
+    positive = np.maximum(cumulative_regrets, 0.0)
+    positive *= legal_mask
     total = np.add.reduce(positive, axis=-1, keepdims=True)
     if uniform is None:
         uniform = uniform_rows(legal_mask)
-    none_positive = total <= 0.0
-    # rows with no positive regret: numerator becomes the uniform row, denominator 1
-    return (positive + none_positive * uniform) / (total + none_positive)
+    if out is None:
+        out = np.empty(positive.shape)
+    np.copyto(out, uniform)                   # kept where no regret is positive
+    np.divide(positive, total, out=out, where=total > 0.0)
+    return out
 
 
 def regret_matching_plus_update(cumulative_regrets, instant_regrets):
