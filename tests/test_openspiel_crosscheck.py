@@ -225,3 +225,15 @@ def test_lp_equilibrium_has_zero_nash_conv_in_openspiel():
     _, as_dict = _as_openspiel(game, policy.probs, _openspiel_keys(game, "leduc_poker"), os_game)
     assert pyspiel.nash_conv(os_game, as_dict) < 1e-8
     assert value == pytest.approx(-0.085606424078, abs=1e-9)
+
+
+def test_perfect_information_goofspiel_differs_from_openspiel_only_where_openspiel_forgets():
+    # OpenSpiel's information state for imp_info=False shows hands and points but not the order
+    # of one's own bids: from 4 cards on two orders give one string (imperfect recall), which
+    # labkit refuses; labkit's native keys list every bid, a perfect-recall refinement
+    spec = "goofspiel(num_cards=4,points_order=ascending,imp_info=False)"
+    with pytest.raises(lk.games.GameError, match="perfect recall"):
+        lk.games.from_openspiel(spec)
+    native = lk.games.load(spec)
+    imperfect = lk.games.load(spec.replace("imp_info=False", "imp_info=True"))
+    assert native.num_histories == imperfect.num_histories == 1077

@@ -176,13 +176,13 @@ class GoofspielState:
         return [1.0 / len(winners) if p in winners else -1.0 / (n - len(winners)) for p in range(n)]
 
     def infoset_key(self):
-        """E.g. "P0 | prizes 4,3 | my bids 1 | won P1" (imp_info) or
-        "P1 | prizes 4,3 | bids 1:2 | won P1" (bids of the finished rounds, player 0's first)."""
+        """E.g. "P0 | prizes 4,3 | my bids 1 | won P1" (imp_info) or "P1 | prizes 4,3 | bids 1:2 | won P1"
+        (every finished round's bids, player 0's first); "-" stands for an empty list."""
         p = len(self.pending)
         prizes = ",".join(str(c + 1) for c in self.prizes)
-        won = ",".join("tie" if w == TIE else f"P{w}" for w in self.winners)
+        won = ",".join("tie" if w == TIE else f"P{w}" for w in self.winners) or "-"
         if self.game.imp_info:
-            bids = "my bids " + ",".join(str(r[p] + 1) for r in self.rounds)
+            bids = "my bids " + (",".join(str(r[p] + 1) for r in self.rounds) or "-")
         else:
-            bids = "bids " + " ".join(":".join(str(b + 1) for b in r) for r in self.rounds)
+            bids = "bids " + (" ".join(":".join(str(b + 1) for b in r) for r in self.rounds) or "-")
         return f"P{p} | prizes {prizes} | {bids} | won {won}"
