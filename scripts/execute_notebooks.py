@@ -8,7 +8,8 @@
 Each notebook runs top to bottom in a fresh kernel of *this* Python (the project's .venv), with its
 own folder as the working directory, so it sees the same files as in JupyterLab. The run is made
 deterministic where the notebook cannot do it itself: PYTHONHASHSEED=0, a fixed matplotlib backend
-and no timing metadata. The widget state is stored in the notebook's metadata (nbclient does this),
+and no timing metadata, stream outputs merged, and widget model ids derived from the notebook's name
+instead of random ones (see KERNEL_STARTUP). The widget state is stored in the notebook's metadata (nbclient does this),
 which is what lets the published site show the widgets; the script checks that every widget view in
 an output has its state stored. A cell tagged ``raises-exception`` may raise; any other error stops
 that notebook, leaves the file untouched, and makes the script exit with status 1.
@@ -18,7 +19,9 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -66,6 +69,7 @@ def execute(path, timeout=600):
     # a fixed kernelspec: nbval runs with --nbval-current-env anyway, and the file should not
     # change because someone else's machine names its kernel differently
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    os.environ["LABKIT_NOTEBOOK"] = path.name           # read by KERNEL_STARTUP in the kernel
     client = NotebookClient(
         nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
         record_timing=False, store_widget_state=True, allow_errors=False)
@@ -80,8 +84,49 @@ def execute(path, timeout=600):
     info = nb.metadata.get("language_info", {})
     if "version" in info:
         info["version"] = ".".join(info["version"].split(".")[:2])
+    merge_streams(nb)
     nbformat.write(nb, path)
     return path, time.perf_counter() - start, None
+
+
+# Runs in every kernel before the first cell (an IPython startup file): widgets get model ids derived
+# from the notebook's name and their creation order instead of random ones, so re-executing an
+# unchanged notebook rewrites the same bytes and a diff shows only what really changed.
+KERNEL_STARTUP = """
+def _labkit_stable_widget_ids():
+    import itertools, os, uuid
+    try:
+        import ipywidgets
+    except ImportError:
+        return
+    name = os.environ.get("LABKIT_NOTEBOOK", "notebook")
+    counter = itertools.count()
+    original_open = ipywidgets.Widget.open
+
+    def open(self):
+        if self.comm is None and self._model_id is None:
+            self._model_id = uuid.uuid5(uuid.NAMESPACE_URL, f"labkit-book/{name}/{next(counter)}").hex
+        original_open(self)
+
+    ipywidgets.Widget.open = open
+
+_labkit_stable_widget_ids()
+del _labkit_stable_widget_ids
+"""
+
+
+def merge_streams(nb):
+    """Join consecutive stdout (or stderr) outputs of a cell: how a print is split depends on timing."""
+    for cell in nb.cells:
+        merged = []
+        for out in cell.get("outputs", []):
+            if (out.output_type == "stream" and merged and merged[-1].output_type == "stream"
+                    and merged[-1].name == out.name):
+                merged[-1].text += out.text
+            else:
+                merged.append(out)
+        if cell.cell_type == "code":
+            cell.outputs = merged
 
 
 def main(argv=None):
@@ -93,7 +138,13 @@ def main(argv=None):
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
 
-    # the kernel inherits these: same hashes, same backend, no stray threads fighting over 2 cores
+    # the kernel inherits these: same hashes, same backend, no stray threads fighting over 2 cores,
+    # and an IPython profile whose startup file makes widget ids reproducible
+    ipython_dir = Path(tempfile.mkdtemp(prefix="labkit-ipython-"))
+    startup = ipython_dir / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-stable-widget-ids.py").write_text(KERNEL_STARTUP)
+    os.environ["IPYTHONDIR"] = str(ipython_dir)
     os.environ.update(PYTHONHASHSEED="0", MPLBACKEND="module://matplotlib_inline.backend_inline",
                       OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                       PYDEVD_DISABLE_FILE_VALIDATION="1")
@@ -111,6 +162,7 @@ def main(argv=None):
                 print(f"FAILED  {name}  ({seconds:.1f} s)\n{error}", file=sys.stderr)
             else:
                 print(f"ok      {name}  ({seconds:.1f} s)")
+    shutil.rmtree(ipython_dir, ignore_errors=True)
     print(f"{len(paths) - failed} of {len(paths)} notebooks executed in {time.perf_counter() - total:.1f} s")
     return 1 if failed else 0
 
