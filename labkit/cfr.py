@@ -52,12 +52,12 @@ class SequenceTree:
     legal, uniform : (I, A) arrays in internal order.
     levels : list of (slice, parent_ext)
         The internal rows of own depth d and the extended index of each one's parent sequence.
-    own_ext : (Z * n,) int
-        For terminal z and player i (row-major), the extended index of i's last sequence.
-    others_ext : (Z * n, n - 1) int
-        The other players' last sequences at the same terminal.
-    chance_payoff : (Z * n,) float
-        pi_c(z) u_i(z).
+    terminal_terms : dict
+        For None (all players) and for each player i, a triple of arrays over the pairs
+        (terminal z, player i) (row-major):
+        own_ext, the extended index of i's last sequence before z; others_ext, the other
+        players' last sequences ((k,) for two players, else (k, n - 1)); chance_payoff,
+        pi_c(z) u_i(z). Pairs where i never acted are left out of the per-player triples.
     """
 
     def __init__(self, game):
@@ -79,13 +79,18 @@ class SequenceTree:
             self.levels.append((slice(int(start), int(stop)), parent_ext[start:stop]))
         z = game.terminals
         last = self.extended(game.own_last_seq[z])                        # (Z, n)
-        self.own_ext = last.reshape(-1)
+        own_ext = last.reshape(-1)
         others = [np.delete(last, i, axis=1) for i in range(n)]
-        self.others_ext = np.stack(others, axis=1).reshape(len(z) * n, n - 1)
+        others_ext = np.stack(others, axis=1).reshape(len(z) * n, n - 1)
         if n == 2:
-            self.others_ext = self.others_ext[:, 0].copy()                  # one gather, no product
+            others_ext = others_ext[:, 0]                                   # one gather, no product
         chance_reach = _reach(game, game.chance_prob)[n, z]
-        self.chance_payoff = (chance_reach[:, None] * game.returns[z]).reshape(-1)
+        chance_payoff = (chance_reach[:, None] * game.returns[z]).reshape(-1)
+        owner = np.tile(np.arange(n), len(z))
+        self.terminal_terms = {None: (own_ext, others_ext.copy(), chance_payoff)}
+        for i in range(n):
+            keep = (owner == i) & (own_ext > 0)
+            self.terminal_terms[i] = (own_ext[keep], others_ext[keep], chance_payoff[keep])
 
     def extended(self, game_seq):
         """Extended index (0 = empty) of game sequences J * A + a (-1 = empty)."""
@@ -133,19 +138,21 @@ class _CounterfactualPass:
             self.up_levels.append((rows, parent_ext - first, slice(first, 1 + above.stop * A),
                                    (above.stop - above.start) * A))
 
-    def __call__(self, sigma):
+    def __call__(self, sigma, player=None):
         """Own reach x (I, A), counterfactual action values q (I, A) and infoset values v (I,)
-        of every player's infosets under `sigma` (internal order). The arrays are reused."""
+        under `sigma` (internal order), at every player's infosets (player None) or at one
+        player's only (the other rows of q and v are then meaningless). The arrays are reused."""
         tree = self.tree
         reach, reach_ext = self.reach, self.reach_ext
         np.copyto(reach, sigma)
         for rows, parent_ext in self.down_levels:             # x(I, a) = x(parent seq) sigma(I, a)
             rows *= reach_ext[parent_ext]
-        weight = reach_ext[tree.others_ext]
+        own_ext, others_ext, chance_payoff = tree.terminal_terms[player]
+        weight = reach_ext[others_ext]
         if weight.ndim == 2:
             weight = weight.prod(axis=1)
-        weight *= tree.chance_payoff                            # pi_{-i}(z) u_i(z)
-        q_ext = np.bincount(tree.own_ext, weight, minlength=len(reach_ext))
+        weight *= chance_payoff                                 # pi_{-i}(z) u_i(z)
+        q_ext = np.bincount(own_ext, weight, minlength=len(reach_ext))
         q = q_ext[1:].reshape(sigma.shape)
         v = self.value
         for rows, parent_local, parent_block, size in self.up_levels:
@@ -218,7 +225,7 @@ class CFR(Solver):
 
     def _update(self, t, player):
         """Steps 2-5 for one player (alternating updates) or all of them (player None)."""
-        reach, q, v = self._pass(self._sigma)
+        reach, q, v = self._pass(self._sigma, player)
         mask = self._update_masks[player]                    # legal actions of the updated rows, as 0/1
         instant = q - v[:, None]                              # q(I, a) - v(I)
         instant *= mask
