@@ -28,7 +28,12 @@ moves to b). Everywhere else the strategy is unchanged. The types:
 | bps / cfps / cfps_ex+in | follow I_1..I_{k-1}, force from I_k on (k = 1..d+1) | external / internal / both |
 | csps | those patterns, and follow before I_k, trigger at I_k, force after | external; internal when following everywhere |
 | tips / tips_ex+in | the csps patterns | internal / both |
-| bhv | follow or any trigger at every I_k | internal |
+| bhv | follow, force or any trigger at every I_k | both |
+
+So every type's deviations are behavioral deviations: the bhv set contains all the others. (EFR-bhv
+keeps regrets only for follow/trigger memories and internal transformations; by Proposition 1 of
+the paper a forced action and an external transformation decompose into one-action moves, so those
+regrets bound the rest. The evaluator checks the whole set.)
 
 Steps of `deviation_gains`: (1) the others' and chance's reach of every terminal, per round;
 (2) the player's sequence-form payoff c^t(I, a) and, bottom-up, the values Q^t(I, a) and
@@ -123,8 +128,8 @@ def _memory_patterns(name, path, game):
         return partial
     if name in ("csps", "tips", "tips_ex+in"):
         return partial + triggers
-    # bhv: follow or trigger independently at every predecessor
-    options = [["follow"] + [("trigger", int(b)) for b in np.flatnonzero(game.legal_mask[J]) if b != a]
+    # bhv: any transformation at every predecessor: follow, force, or one trigger
+    options = [["follow", "force"] + [("trigger", int(b)) for b in np.flatnonzero(game.legal_mask[J]) if b != a]
                for J, a in path]
     return [tuple(m) for m in itertools.product(*options)]
 
@@ -148,7 +153,7 @@ def enumerate_deviations(game, player, deviations):
             modes = tuple(m if isinstance(m, str) else ("trigger", int(m[1])) for m in modes)
             if name in ("act", "cf", "bps"):
                 kinds = ["external"]
-            elif name in ("act_in", "cf_in", "cfps", "tips", "bhv"):
+            elif name in ("act_in", "cf_in", "cfps", "tips"):
                 kinds = ["internal"]
             elif name == "csps":
                 kinds = ["internal"] if all(m == "follow" for m in modes) else ["external"]
@@ -347,3 +352,9 @@ def theorem1_bound(game, player, deviations, rounds):
     D = max(max(counts.values()) * len(counts) for counts in per_target.values())
     U = np.abs(game.returns[game.terminals, player]).max()
     return 2 * U * len(per_target) * np.sqrt(D * rounds)
+
+
+def deviation_regrets(game, profiles, player, types=TYPES):
+    """{type: cumulative regret of `player` for that type} for the recorded profiles: the strength
+    ordering of the types in one table (a stronger type's regret is never smaller)."""
+    return {str(getattr(t, "value", t)): deviation_regret(game, profiles, player, t) for t in types}
