@@ -255,3 +255,37 @@ def test_regret_matching_plus_and_hedge():
     assert np.isfinite(regret.hedge(np.array([[1e4, 0.0, 0.0]]), np.ones((1, 3), bool), 10.0)).all()
     with pytest.raises(ValueError, match="learning_rate"):
         regret.hedge(np.zeros((1, 2)), np.ones((1, 2), bool), 0.0)
+
+
+# ----------------------------------------------------------------------------- properties
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(regrets=arrays(float, (6, 4), elements=st.floats(-1e6, 1e6)),
+       legal=arrays(bool, (6, 4)))
+def test_regret_matching_is_a_distribution_over_legal_actions(regrets, legal):
+    legal[:, 0] = True
+    sigma = regret.regret_matching(regrets, legal)
+    assert np.all(sigma >= 0) and np.all(sigma[~legal] == 0)
+    np.testing.assert_allclose(sigma.sum(axis=1), 1.0)
+    positive = np.where(legal, np.maximum(regrets, 0), 0)
+    rows = positive.sum(axis=1) > 0
+    # proportional to positive regret where there is some
+    np.testing.assert_allclose(sigma[rows] * positive[rows].sum(axis=1, keepdims=True), positive[rows], rtol=1e-9,
+                               atol=1e-300)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(payoffs=arrays(float, st.tuples(st.integers(2, 4), st.integers(2, 4)), elements=st.floats(-3, 3)))
+def test_cfr_plus_reaches_the_lp_value_of_random_matrix_games(payoffs):
+    """An independent check: the sequence-form LP's game value."""
+    game = lk.games.load(lk.games.MatrixGame(payoffs))
+    solver = CFRPlus(game)
+    solver.run(400)
+    average = solver.average_policy()
+    _, value = lk.zero_sum_equilibrium(game)
+    assert lk.nash_conv(game, average) < 0.05
+    assert abs(lk.expected_payoffs(game, average)[0] - value) < 0.05
