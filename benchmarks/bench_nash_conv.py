@@ -1,7 +1,8 @@
-"""Exact NashConv on Leduc poker: labkit against OpenSpiel's C++ and Python, in one run.
+"""Exact NashConv on Leduc poker (or another game): labkit against OpenSpiel's C++ and Python, in one run.
 
     .venv/bin/python benchmarks/bench_nash_conv.py            # about 30 s
     .venv/bin/python benchmarks/bench_nash_conv.py --quick    # fewer repeats
+    .venv/bin/python benchmarks/bench_nash_conv.py --game "goofspiel(num_cards=5,points_order=ascending,imp_info=True)"
 
 For the uniform policy and a seeded random policy, times
 
@@ -35,6 +36,8 @@ def seconds_per_call(call, calls):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--game", default="leduc_poker",
+                        help="a game string that both labkit.games.load and OpenSpiel read (default leduc_poker)")
     args = parser.parse_args(argv)
 
     import pyspiel
@@ -43,20 +46,22 @@ def main(argv=None):
 
     import labkit as lk
 
-    game = lk.games.load("leduc_poker")
-    os_game = pyspiel.load_game("leduc_poker")
+    game = lk.games.load(args.game)
+    os_game = pyspiel.load_game(args.game)
+    if os_game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        os_game = pyspiel.convert_to_turn_based(os_game)          # goofspiel: as labkit's tree
     rng = np.random.default_rng(2024)
     raw = rng.random(game.legal_mask.shape) * game.legal_mask
     policies = {"uniform": lk.uniform_policy(game),
                 "random (seed 2024)": lk.TabularPolicy(game, raw / raw.sum(axis=1, keepdims=True))}
-    # native Leduc has OpenSpiel's tree: the same histories in the same breadth-first order
-    reference = lk.games.from_openspiel("leduc_poker")
+    # native games have OpenSpiel's tree: the same histories in the same breadth-first order
+    reference = lk.games.from_openspiel(args.game)
     keys = [None] * game.num_infosets
     for h in np.flatnonzero(game.infoset >= 0):
         keys[game.infoset[h]] = reference.infoset_keys[reference.infoset[h]]
 
     repeats = 5 if args.quick else 15
-    print(f"Exact NashConv on Leduc poker ({game.num_histories} histories, {game.num_infosets} infosets); "
+    print(f"Exact NashConv on {args.game} ({game.num_histories} histories, {game.num_infosets} infosets); "
           f"median of {repeats} alternating blocks\n")
     print(f"{'policy':20s} {'labkit':>10s} {'OpenSpiel C++':>14s} {'OpenSpiel Py':>13s}"
           f" {'C++ / labkit':>13s} {'Py / labkit':>12s}   NashConv")
