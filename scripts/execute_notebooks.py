@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -69,14 +69,14 @@ def execute(path, timeout=600):
     # a fixed kernelspec: nbval runs with --nbval-current-env anyway, and the file should not
     # change because someone else's machine names its kernel differently
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-    os.environ["LABKIT_NOTEBOOK"] = path.name           # read by KERNEL_STARTUP in the kernel
     client = NotebookClient(
         nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
         record_timing=False, store_widget_state=True, allow_errors=False)
-    try:
-        client.execute()
-    except Exception as err:                      # CellExecutionError, timeouts, dead kernels
-        return path, time.perf_counter() - start, f"{type(err).__name__}: {err}"
+    with tempfile.TemporaryDirectory(prefix="labkit-ipython-") as ipython_dir:
+        try:
+            client.execute(env=kernel_environment(path.name, Path(ipython_dir)))
+        except Exception as err:                  # CellExecutionError, timeouts, dead kernels
+            return path, time.perf_counter() - start, f"{type(err).__name__}: {err}"
     missing = missing_widget_state(nb)
     if missing:
         return path, time.perf_counter() - start, f"widget views without stored state: {missing}"
@@ -115,6 +115,18 @@ del _labkit_stable_widget_ids
 """
 
 
+def kernel_environment(notebook_name, ipython_dir):
+    """The kernel's environment: ours, plus fixed hashes, a fixed backend, one thread per BLAS (two
+    notebooks may run side by side on two cores), and an IPython profile whose startup file makes
+    widget ids reproducible."""
+    startup = ipython_dir / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-stable-widget-ids.py").write_text(KERNEL_STARTUP)
+    return dict(os.environ, IPYTHONDIR=str(ipython_dir), LABKIT_NOTEBOOK=notebook_name, PYTHONHASHSEED="0",
+                MPLBACKEND="module://matplotlib_inline.backend_inline", OMP_NUM_THREADS="1",
+                OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", PYDEVD_DISABLE_FILE_VALIDATION="1")
+
+
 def merge_streams(nb):
     """Join consecutive stdout (or stderr) outputs of a cell: how a print is split depends on timing."""
     for cell in nb.cells:
@@ -138,31 +150,22 @@ def main(argv=None):
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
 
-    # the kernel inherits these: same hashes, same backend, no stray threads fighting over 2 cores,
-    # and an IPython profile whose startup file makes widget ids reproducible
-    ipython_dir = Path(tempfile.mkdtemp(prefix="labkit-ipython-"))
-    startup = ipython_dir / "profile_default" / "startup"
-    startup.mkdir(parents=True)
-    (startup / "00-stable-widget-ids.py").write_text(KERNEL_STARTUP)
-    os.environ["IPYTHONDIR"] = str(ipython_dir)
-    os.environ.update(PYTHONHASHSEED="0", MPLBACKEND="module://matplotlib_inline.backend_inline",
-                      OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                      PYDEVD_DISABLE_FILE_VALIDATION="1")
     paths = notebook_paths(args.paths)
     if not paths:
         print("no notebooks found")
         return 0
     total = time.perf_counter()
     failed = 0
-    with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for path, seconds, error in pool.map(execute, paths, [args.timeout] * len(paths)):
+    timeouts = [args.timeout] * len(paths)
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else None
+    with pool or contextlib.nullcontext():
+        for path, seconds, error in (pool.map if pool else map)(execute, paths, timeouts):
             name = os.path.relpath(path, ROOT)
             if error:
                 failed += 1
                 print(f"FAILED  {name}  ({seconds:.1f} s)\n{error}", file=sys.stderr)
             else:
                 print(f"ok      {name}  ({seconds:.1f} s)")
-    shutil.rmtree(ipython_dir, ignore_errors=True)
     print(f"{len(paths) - failed} of {len(paths)} notebooks executed in {time.perf_counter() - total:.1f} s")
     return 1 if failed else 0
 

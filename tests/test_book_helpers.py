@@ -1,5 +1,6 @@
 """labkit.plot and labkit.widgets: the figure and widget helpers the chapters share."""
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -104,6 +105,7 @@ def _load_execute_script():
     spec = importlib.util.spec_from_file_location("execute_notebooks", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    sys.modules.setdefault("execute_notebooks", module)      # --jobs > 1 pickles its functions by name
     return module
 
 
@@ -133,3 +135,23 @@ def test_execute_script_runs_in_order_and_never_writes_a_failing_notebook(tmp_pa
     with pytest.raises(SystemExit, match="not a notebook"):
         script.notebook_paths([str(tmp_path / "missing.ipynb")])
     assert script.notebook_paths([str(tmp_path)]) == [bad, good]
+
+
+def test_execute_script_rewrites_identical_bytes(tmp_path):
+    """Widget ids and stream splits would otherwise change on every run and bloat every diff."""
+    nbformat = pytest.importorskip("nbformat")
+    from nbformat.v4 import new_code_cell, new_notebook
+    script = _load_execute_script()
+    path = tmp_path / "widgets.ipynb"
+    nbformat.write(new_notebook(cells=[
+        new_code_cell("import labkit as lk\nfor k in range(3):\n    print(k)"),
+        new_code_cell("lk.widgets.slider_stack([lambda ax, k=k: ax.plot([0, k]) for k in range(2)], figsize=(1, 1), dpi=20)"),
+    ]), path)
+    assert script.main([str(path)]) == 0
+    first = path.read_bytes()
+    assert script.main([str(path)]) == 0
+    assert path.read_bytes() == first
+    nb = nbformat.read(path, as_version=4)
+    assert len(nb.cells[0].outputs) == 1 and nb.cells[0].outputs[0].text == "0\n1\n2\n"
+    view = nb.cells[1].outputs[0].data["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] in nb.metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
