@@ -335,3 +335,17 @@ def test_update_rejects_bad_arguments(kuhn):
         efr.update(np.ones((3, 2)))
     with pytest.raises(ValueError, match="player"):
         efr.update(efr.current_policy(), players=[2])
+
+
+def test_regret_table_is_readable_and_matches_the_regrets(leduc):
+    efr = EFR(leduc, "tips")
+    efr.run(5)
+    I = next(i for i, p in efr.structure.predecessors.items() if len(p) == 2)
+    table = efr.regret_table(leduc.infoset_keys[I])
+    rows = efr.structure.row_infoset == I
+    assert len(table) == efr.structure.row_active[rows].sum()
+    assert sorted(r for *_, r in table) == sorted(efr.regrets[rows][efr.structure.row_active[rows]].tolist())
+    memories = {memory for memory, _, _ in table}
+    assert any(m.startswith("follow at") for m in memories) and any(" instead of " in m for m in memories)
+    first = EFR(leduc, "cf").regret_table(leduc.infoset_keys[0])
+    assert all(memory == "(first decision)" and transform.startswith("always") for memory, transform, _ in first)

@@ -248,3 +248,32 @@ def _build(game, kind):
         row_factors=np.asarray(row_factors, dtype=np.int64).reshape(len(row_infoset), max_depth),
         row_active=np.asarray(row_active, dtype=bool).reshape(len(row_infoset), num_slots),
         blocks=blocks, decision_points=np.asarray(sorted(preds), dtype=np.int64), predecessors=preds)
+
+
+def describe_row(game, structure, row):
+    """Readable memory of one row: what the deviation does at each predecessor of its infoset,
+    e.g. ["follow at 'J|'", "raise instead of call at 'J|rr'"], or ["play Bet at 'Q|'"] when
+    it plays straight to the infoset from there."""
+    A = structure.num_actions
+    infoset = int(structure.row_infoset[row])
+    chosen = {int(f) // A: int(f) % A for f in structure.row_factors[row] if f != structure.one}
+    names = game.action_names
+    parts = []
+    for J, a in structure.predecessors[infoset]:
+        key = game.infoset_keys[J]
+        if J not in chosen:
+            parts.append(f"play {names[a]} at {key!r}")
+        elif chosen[J] == a:
+            parts.append(f"follow at {key!r}")
+        else:
+            parts.append(f"{names[a]} instead of {names[chosen[J]]} at {key!r}")
+    return parts
+
+
+def describe_slot(game, structure, slot):
+    """Readable action transformation of a slot: "always Bet" or "Check -> Bet"."""
+    A, names = structure.num_actions, game.action_names
+    if structure.has_external and slot < A:
+        return f"always {names[slot]}"
+    a, b = divmod(slot - structure.internal_offset, A)
+    return f"{names[a]} -> {names[b]}"

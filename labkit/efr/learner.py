@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.efr.deviations import deviation_structure, parse_deviation_type
+from labkit.efr.deviations import describe_row, describe_slot, deviation_structure, parse_deviation_type
 from labkit.efr.fixed_point import transformation_fixed_point
 from labkit.evaluate import edge_probabilities, policy_array
 from labkit.policy import TabularPolicy, infoset_own_reach, normalize_rows
@@ -164,6 +164,19 @@ class EFR(Solver):
             self.profiles.clear()
         self.profiles.append(self._probs.copy())
         return self
+
+    def regret_table(self, key):
+        """The cumulative regrets of the infoset `key`, one entry per (memory, transformation):
+        a list of (memory description, transformation description, regret), largest regret first."""
+        g, st = self.game, self.structure
+        infoset = g.infoset_index(key)
+        rows = np.flatnonzero(st.row_infoset == infoset)
+        table = []
+        for row in rows:
+            memory = "; ".join(describe_row(g, st, row)) or "(first decision)"
+            for slot in np.flatnonzero(st.row_active[row]):
+                table.append((memory, describe_slot(g, st, slot), float(self.regrets[row, slot])))
+        return sorted(table, key=lambda entry: -entry[2])
 
     def _tree_pass(self, profile, player):
         """Counterfactual action values of `player`'s infosets and the others' reach of each of them.
