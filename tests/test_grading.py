@@ -278,6 +278,7 @@ def test_command_line_usage_errors(tmp_path, capsys):
     assert main([str(tmp_path / "missing")]) == 2
     assert main([str(tmp_path), "--exercise", "27.9"]) == 2
     assert main([str(tmp_path)]) == 2            # an empty folder
+    assert main([]) == 2
     assert "no .ipynb files" in capsys.readouterr().err
 
 
@@ -372,3 +373,21 @@ def test_read_notebook_rejects_a_cell_without_a_type():
     raw["cells"][0]["cell_type"] = "widget"
     with pytest.raises(NotebookError):
         read_notebook(json.dumps(raw).encode(), "x.ipynb")
+
+
+def test_nbgrader_export_marks_every_cell(tmp_path):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--export-nbgrader", str(tmp_path)]) == 0
+    main_paths = sorted(tmp_path.glob("source/ch27/*.ipynb"))
+    assert [p.name for p in main_paths] == sorted(ex.filename for ex in EXERCISES.values())
+    for path in main_paths:
+        nb = nbformat.read(path, as_version=4)
+        number = nb.metadata["labkit"]["exercise"]
+        ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells]
+        assert len(ids) == len(set(ids))
+        tests = [c for c in nb.cells if "check" in c.metadata.get("tags", [])]
+        assert sum(c.metadata["nbgrader"]["points"] for c in tests) == MAX_SCORES[number]
+        assert all(c.metadata["nbgrader"]["locked"] for c in tests)
+        answers = [c for c in nb.cells if c.metadata.get("labkit", {}).get("role") == "answer"]
+        assert all(c.source.startswith("### BEGIN SOLUTION") and c.metadata["nbgrader"]["solution"] for c in answers)

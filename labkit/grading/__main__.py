@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
 def _parser():
     p = argparse.ArgumentParser(prog="labkit-grade", description="Grade labkit exercise notebooks (chapter 27).")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="submitted notebooks, or folders searched for *.ipynb")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="submitted notebooks, or folders searched for *.ipynb")
     p.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
     p.add_argument("--csv", metavar="FILE", help="also write one row per student to FILE")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds each cell may run (default 60)")
@@ -26,13 +27,18 @@ def _parser():
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     from labkit.grading.exercises import EXERCISES
     if args.export_nbgrader:
         from labkit.grading.nbgrader_export import export
         for path in export(args.export_nbgrader, args.exercise):
             print(path)
         return 0
+    if not args.paths:
+        parser.print_usage(sys.stderr)
+        print("labkit-grade: give at least one notebook or folder to grade", file=sys.stderr)
+        return 2
     if args.exercise is not None and args.exercise not in EXERCISES:
         print(f"labkit-grade: unknown exercise {args.exercise!r}; choose from {', '.join(EXERCISES)}", file=sys.stderr)
         return 2
@@ -43,7 +49,7 @@ def main(argv=None):
         print("labkit-grade: --workers must be at least 1", file=sys.stderr)
         return 2
     from labkit.grading.grader import find_notebooks, format_table, grade_paths, json_ready, write_csv
-    missing = [p for p in args.paths if not __import__("os").path.exists(p)]
+    missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
         print(f"labkit-grade: no such file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2

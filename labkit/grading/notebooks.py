@@ -103,6 +103,8 @@ class Exercise:
             counts[key] = counts.get(key, 0) + 1
             cell_id = f"{key}-{counts[key]}"
             text = cell.solution if solution and cell.solution is not None else cell.source
+            if solution and cell.role == "markdown" and text.startswith("# Exercise "):
+                text = "# Solution to exercise " + text[len("# Exercise "):]     # a title of its own in the book
             if cell.role in ("markdown", "written"):
                 nbcell = nbformat.v4.new_markdown_cell(text)
             else:

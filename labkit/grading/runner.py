@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 OUTPUT_CAP = 200_000       # characters of output one cell may produce
-PROBE_TIMEOUT = 10         # seconds a kernel gets to answer after an interrupt
+PROBE_TIMEOUT = 5          # seconds a kernel gets to answer a probe cell after an interrupt
 
 
 @dataclass
@@ -113,8 +113,9 @@ class KernelRun:
         try:
             client.execute_cell(cell, index)
         except CellTimeoutError:
+            limit = client.timeout
             self._recover()
-            return CellRun("timeout", list(cell.outputs), f"the cell ran longer than {client.timeout:g} s")
+            return CellRun("timeout", list(cell.outputs), f"the cell ran longer than {limit:g} s")
         except DeadKernelError:
             self.restart()
             return CellRun("dead", list(cell.outputs), "the kernel died while running this cell")
