@@ -8,8 +8,8 @@
 1. Per-iteration time on Kuhn and Leduc of labkit's CFR (simultaneous and alternating), CFR+ and
    DCFR, against OpenSpiel's C++ `CFRSolver` / `CFRPlusSolver` and Python `_CFRSolver`
    (simultaneous: the only OpenSpiel version of the chapter's CFR). Each timing is the median of
-   several blocks, alternating between the solvers, so a burst of load on this shared machine
-   hits both sides; ratios > 1 mean labkit is faster.
+   several blocks of CPU time (`time.process_time`), alternating between the solvers, so a burst
+   of load on this shared machine hits both sides; ratios > 1 mean labkit is faster.
 2. The chapter's Kuhn table: 10,000 CFR and 10,000 CFR+ iterations with the NashConv of the
    average and the current policy at T = 10, 100, 1000, 10000 (16 evaluations), with labkit, and
    the same table with OpenSpiel (Python simultaneous CFR, C++ CFR+, `pyspiel.nash_conv`).
@@ -28,27 +28,16 @@ from labkit.cfr import CFR, DCFR, CFRPlus
 CHECKPOINTS = (10, 100, 1000, 10000)
 
 
-def per_iteration(step, iterations, repeats):
-    """Median over `repeats` blocks of the seconds per call of `step`."""
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(iterations):
-            step()
-        samples.append((time.perf_counter() - start) / iterations)
-    return statistics.median(samples)
-
-
 def interleaved(steppers, iterations, repeats):
     """Per-iteration medians of several solvers, measured in alternating blocks."""
     samples = {name: [] for name in steppers}
     for _ in range(repeats):
         for name, (step, n) in steppers.items():
             count = max(1, int(iterations * n))
-            start = time.perf_counter()
+            start = time.process_time()         # CPU time of this process: less sensitive to other jobs
             for _ in range(count):
                 step()
-            samples[name].append((time.perf_counter() - start) / count)
+            samples[name].append((time.process_time() - start) / count)
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
@@ -72,7 +61,7 @@ def iteration_speed(game_name, quick):
                             (0.2 if big else 1.0)) for name, s in theirs.items()})
     iterations = (40 if big else 400) if quick else (100 if big else 2000)
     times = interleaved(steppers, iterations, 3 if quick else 5)
-    print(f"\n{game_name}: seconds per iteration (median of blocks)")
+    print(f"\n{game_name}: CPU time per iteration (median of blocks)")
     for name, t in times.items():
         print(f"  {name:32s} {t * 1e6:10.1f} us")
     pairs = [("CFR (simultaneous)", "Py _CFRSolver (simultaneous)"), ("CFR (alternating)", "C++ CFRSolver"),

@@ -11,8 +11,8 @@ sampling (exploration 0.6) and external sampling (simple averaging) on Kuhn and 
   labkit at least 10x faster), and
 * OpenSpiel's C++ `OutcomeSamplingMCCFRSolver` / `ExternalSamplingMCCFRSolver`.
 
-Blocks of iterations alternate between the three, and each time is the median over blocks, so a
-burst of load on this shared machine hits all of them. Ratios > 1 mean labkit is faster. The
+Blocks of iterations alternate between the three, and each time is the median over blocks of
+CPU time (`time.process_time`), so a burst of load on this shared machine hits all of them. Ratios > 1 mean labkit is faster. The
 NashConv reached after the timed iterations is printed as a sanity check (the three use
 different random streams, so they agree only statistically).
 """
@@ -33,10 +33,10 @@ def interleaved(steppers, iterations, repeats):
     for _ in range(repeats):
         for name, (step, share) in steppers.items():
             count = max(1, int(iterations * share))
-            start = time.perf_counter()
+            start = time.process_time()         # CPU time of this process: less sensitive to other jobs
             for _ in range(count):
                 step()
-            samples[name].append((time.perf_counter() - start) / count)
+            samples[name].append((time.process_time() - start) / count)
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
@@ -63,7 +63,7 @@ def compare(game_name, sampling, quick):
             step()
     iterations = 500 if quick else 2000
     times = interleaved(steppers, iterations, 3 if quick else 7)
-    print(f"\n{game_name}, {sampling} sampling: seconds per iteration (median of blocks)")
+    print(f"\n{game_name}, {sampling} sampling: CPU time per iteration (median of blocks)")
     for name, t in times.items():
         print(f"  {name:18s} {t * 1e6:9.1f} us   labkit speed-up {t / times['labkit']:6.1f}x")
     nash = {"labkit": lk.nash_conv(game, ours.average_policy()),
