@@ -237,3 +237,12 @@ def test_perfect_information_goofspiel_differs_from_openspiel_only_where_openspi
     native = lk.games.load(spec)
     imperfect = lk.games.load(spec.replace("imp_info=False", "imp_info=True"))
     assert native.num_histories == imperfect.num_histories == 1077
+
+
+@pytest.mark.parametrize("ours, theirs", [
+    (lk.games.rock_paper_scissors(), "matrix_rps"),
+    # OpenSpiel's matrix_pd pays reward 5, sucker 0, temptation 10, punishment 1
+    (lk.games.prisoners_dilemma(reward=5, sucker=0, temptation=10, punishment=1), "matrix_pd"),
+])
+def test_matrix_games_match_openspiels_turn_based_matrix_games(ours, theirs):
+    assert tree_differences(lk.games.load(ours), lk.games.from_openspiel(theirs)) == []
