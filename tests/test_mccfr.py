@@ -121,7 +121,8 @@ def test_kuhn_converges_toward_equilibrium_value(kuhn, sampling):
 
 
 # ----------------------------------------------------------------------------- same draws as OpenSpiel
-@pytest.mark.parametrize("game_name, iterations", [("kuhn_poker", 300), ("leduc_poker", 40)])
+@pytest.mark.parametrize("game_name, iterations", [("kuhn_poker", 300), ("leduc_poker", 40),
+                                                  ("kuhn_poker(players=3)", 100)])
 @pytest.mark.parametrize("sampling", ["outcome", "external"])
 def test_same_random_numbers_same_regrets_as_openspiel(game_name, iterations, sampling):
     """Fed the uniform numbers OpenSpiel's Python MCCFR consumes (one per sampled node, from the
