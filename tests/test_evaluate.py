@@ -118,3 +118,62 @@ def test_evaluation_refuses_bad_arguments():
         lk.nash_conv(lk.games.load("leduc_poker"), policy)
     with pytest.raises(ValueError, match="joint policy"):
         lk.expected_payoffs(game, policy.probs[:6])
+
+
+class _EntryGame:
+    """Player 0 stays out (0: the game ends, payoffs (1, -1)) or enters (1); then player 1,
+    not knowing the chance card, fights (0) or yields (1). A terminal before player 1's first
+    move exercises the empty sequence."""
+
+    name, num_players, num_distinct_actions = "entry", 2, 2
+
+    def initial_state(self):
+        return _EntryState(())
+
+
+class _EntryState:
+    PAYOFF = {(0, 1, 0): (-2, 3), (0, 1, 1): (2, 0), (1, 1, 0): (0, 1), (1, 1, 1): (4, -1)}
+
+    def __init__(self, history):
+        self.history = history
+
+    def current_player(self):
+        h = self.history
+        if not h:
+            return CHANCE
+        if len(h) == 2 and h[1] == 0 or len(h) == 3:
+            return TERMINAL
+        return len(h) - 1
+
+    def chance_outcomes(self):
+        return [(0, 0.25), (1, 0.75)]
+
+    def legal_actions(self):
+        return [0, 1]
+
+    def child(self, action):
+        return _EntryState(self.history + (action,))
+
+    def returns(self):
+        return (1.0, -1.0) if len(self.history) == 2 else self.PAYOFF[self.history]
+
+    def infoset_key(self):
+        return f"card {self.history[0]}" if len(self.history) == 1 else "entered"
+
+
+def test_best_response_with_a_terminal_before_a_players_first_move():
+    game = lk.games.load(_EntryGame())
+    enter = {"card 0": 0.4, "card 1": 0.8}
+    policy = lk.TabularPolicy.from_dict(game, {"card 0": [0.6, 0.4], "card 1": [0.2, 0.8], "entered": [0.5, 0.5]})
+    stay_out = 0.25 * 0.6 + 0.75 * 0.2
+    # player 1's value: -1 when player 0 stays out; after an entry, fight or yield, whichever pays more
+    fight = 0.25 * enter["card 0"] * 3 + 0.75 * enter["card 1"] * 1
+    yield_ = 0.25 * enter["card 0"] * 0 + 0.75 * enter["card 1"] * -1
+    assert lk.best_response(game, policy, 1).value == pytest.approx(-stay_out + max(fight, yield_), abs=1e-14)
+    # player 0 against a 50/50 player 1: entering is worth 0 with card 0 (stay out: 1), 2 with card 1
+    card0_enter = 0.5 * -2 + 0.5 * 2
+    card1_enter = 0.5 * 0 + 0.5 * 4
+    expected0 = 0.25 * max(1.0, card0_enter) + 0.75 * max(1.0, card1_enter)
+    assert lk.best_response(game, policy, 0).value == pytest.approx(expected0, abs=1e-14)
+    reference = Recursion(game, policy.probs)
+    np.testing.assert_allclose(lk.expected_payoffs(game, policy), reference.value, atol=1e-14)
