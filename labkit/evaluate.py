@@ -57,6 +57,15 @@ def reach_probabilities(game, policy):
     return _reach(game, edge_probabilities(game, policy_array(game, policy)))
 
 
+def terminal_reach_probabilities(game, policy):
+    """Reach contributions at the terminal histories only, shape (n + 1, Z), columns in the
+    order of ``game.terminals``: the same numbers as ``reach_probabilities(game, policy)[:,
+    game.terminals]`` (to rounding), several times faster. Row i is x_i(sigma_i(z)), player i's
+    realization weight of its last sequence before z (perfect recall); row n is pi_c(z).
+    """
+    return _terminal_reach(game, policy_array(game, policy))
+
+
 def _reach(game, prob):
     n, H = game.num_players, game.num_histories
     F = np.ones((n + 1, H))

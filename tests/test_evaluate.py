@@ -177,3 +177,12 @@ def test_best_response_with_a_terminal_before_a_players_first_move():
     assert lk.best_response(game, policy, 0).value == pytest.approx(expected0, abs=1e-14)
     reference = Recursion(game, policy.probs)
     np.testing.assert_allclose(lk.expected_payoffs(game, policy), reference.value, atol=1e-14)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_terminal_reach_is_the_reach_at_terminals(spec):
+    from labkit.evaluate import terminal_reach_probabilities
+    game = lk.games.load(spec)
+    policy = _random_policy(game, 13)
+    np.testing.assert_allclose(terminal_reach_probabilities(game, policy),
+                               lk.reach_probabilities(game, policy)[:, game.terminals], rtol=1e-13, atol=1e-16)
