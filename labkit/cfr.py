@@ -275,8 +275,10 @@ class DCFR(CFR):
     def __init__(self, game, alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0):
         super().__init__(game, alternating_updates=True, regret_matching_plus=False, linear_averaging=True)
         for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
-            if not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
-                raise TypeError(f"{name} must be a finite number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+                raise TypeError(f"{name} must be a number, got {value!r}")
+            if not np.isfinite(value):
+                raise ValueError(f"{name} must be finite, got {value!r}")
         self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
 
     def _average_weight(self, t):

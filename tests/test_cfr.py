@@ -216,6 +216,13 @@ def test_bad_flags(kuhn, kwargs, error):
         CFR(kuhn[0], **kwargs)
 
 
+def test_bad_dcfr_parameters(kuhn):
+    with pytest.raises(TypeError, match="alpha"):
+        DCFR(kuhn[0], alpha="1.5")
+    with pytest.raises(ValueError, match="gamma"):
+        DCFR(kuhn[0], gamma=float("inf"))
+
+
 @pytest.mark.parametrize("kwargs", [{"iterations": -1}, {"iterations": 2.5}, {"iterations": 3, "eval_every": -2},
                                     {"iterations": 3, "target_nash_conv": -1.0}, {"iterations": 3, "policy": "best"}])
 def test_bad_run_arguments(kuhn, kwargs):
