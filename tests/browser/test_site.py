@@ -69,6 +69,15 @@ def open_offline(browser, url):
             r.abort()
 
     page.route("**/*", route)
+    # A local file that fails to load means something is missing from the site (e.g. a MathJax part
+    # trimmed too far). The widget manager's icon fonts are the known exception: it asks for them
+    # relative to the page and the site does not ship them (the icons still render, see widgets-fix.css).
+    def failed(r):
+        icon_font = "/@jupyter-widgets/" in r.url and r.url.rsplit(".", 1)[-1] in {"woff2", "woff", "ttf", "eot", "svg"}
+        if r.url.startswith("file:") and not icon_font:
+            errors.append(f"missing file {r.url}")
+
+    page.on("requestfailed", failed)
     page.goto(url)
     return page, outside, errors
 
@@ -92,6 +101,7 @@ def test_chapter_page_shows_figures_and_rendered_math(site, browser, artifacts, 
         assert needle in html, f"launch button {needle} missing"
     assert page.locator("a[href*='references.html#id']").count() >= 5, "citations should link to the references page"
     assert not outside, f"the page requested files outside the site: {outside}"
+    assert not errors, f"errors on the page: {errors}"
     page.close()
 
 
