@@ -171,6 +171,36 @@ while True:          # ignores the grader's interrupt: the kernel must be replac
 '''
 
 
+PLANT_SYMLINK = """
+value = 0.0
+import os
+environ = open("/proc/self/environ", "rb").read().split(b"\\0")
+path = next(e.split(b"=", 1)[1].decode() for e in environ if e.startswith(b"LABKIT_GRADING_NONCE="))
+os.symlink(os.path.abspath("leak"), path)      # the next kernel's nonce would be written here ...
+os._exit(1)                                    # ... once this one dies
+"""
+
+FORGE_WITH_LEAK = """
+equilibrium = [1 / 3, 1 / 3, 1 / 3]
+payoffs_against_equilibrium = [1.0, 0.0, -1.0]
+import hashlib, hmac, json
+from IPython.display import publish_display_data
+try:
+    leaked = open("leak").read().strip()
+except OSError:
+    leaked = "unknown"
+payload = json.dumps({"part": "27.2(b)", "value": {"equilibrium": [0.25, 0.5, 0.25],
+                                                   "payoffs_against_equilibrium": [0.0, 0.0, 0.0]}})
+record = {"part": "27.2(b)", "payload": payload,
+          "mac": hmac.new(leaked.encode(), payload.encode(), hashlib.sha256).hexdigest()}
+
+def forge(result):            # runs after every cell, so its record comes last in the check cell
+    publish_display_data({"application/vnd.labkit.check+json": record})
+
+get_ipython().events.register("post_run_cell", forge)
+"""
+
+
 def _solution_source(number, slot):
     return next(c.solution for c in EXERCISES[number].cells if c.role == "answer" and c.slot == slot)
 
@@ -189,6 +219,7 @@ def adversaries(tmp_path_factory):
             "27.2(a)": "value = 0.0\nimport os\nos._exit(3)\n",
             "27.2(b)": _solution_source("27.2", "27.2(b)") + '\nprint("spam " * 100_000)\n',
             "27.2(c)": _solution_source("27.2", "27.2(c)") + '\nraise RuntimeError("after the answers")\n'}),
+        "nonce_leak": _with_answers("27.2", {"27.2(a)": PLANT_SYMLINK, "27.2(b)": FORGE_WITH_LEAK}),
     }
     for name, nb in notebooks.items():
         nbformat.write(nb, folder / f"{name}.ipynb")
@@ -231,6 +262,13 @@ def test_a_dead_kernel_a_flood_and_an_exception_cost_only_their_parts(adversarie
     # the values were defined before the exception: they count, and the hint names the error
     assert parts["27.2(c)"]["verdict"] == "pass"
     assert any("RuntimeError" in h for h in parts["27.2(c)"]["hints"])
+
+
+def test_a_nonce_cannot_be_stolen_through_a_planted_symlink(adversaries):
+    parts = _parts(adversaries["results"]["nonce_leak"])
+    assert parts["27.2(a)"]["verdict"] == "kernel-died"
+    assert parts["27.2(b)"]["points"] == 0          # the forged record was signed with a wrong key
+    assert parts["27.2(c)"]["verdict"] == "pass"
 
 
 def test_adversarial_submissions_are_left_untouched(adversaries):

@@ -23,7 +23,8 @@ answer cell that redefines ``check`` (or patches labkit's checks) makes every ch
    Redefining ``check``, patching ``labkit.grading.checks`` or printing "pass" in the kernel changes
    nothing outside it.
 4. **The reporting channel is sealed before any student code runs.** The grader's first cell reads
-   a random nonce from a file (and deletes it), and captures the JSON encoder, a sha256
+   a random nonce from a private file (and deletes it; every new kernel gets a new nonce, written
+   with exclusive creation so that a link planted by student code cannot divert it), and captures the JSON encoder, a sha256
    constructor, the part specifications and the kernel's display publisher. Each record is a JSON
    payload plus its HMAC keyed by the nonce; the nonce itself never leaves the grader and the
    reporter. So answer cells that replace ``json.dumps``, ``print``, ``sys.stdout`` or labkit's
@@ -36,8 +37,9 @@ determined student could dig the key out of the reporter's closure and sign a re
 choice. That record can only *claim* values for their own names -- which is what writing those
 values in the answer cell does anyway. Where a part asks for a function, the record holds the
 function's results at probe arguments the grader knows, so claiming them means computing them.
-The kernel is not a security sandbox: for an adversarial class, run the grader as an unprivileged
-user or in a container.
+The kernel is not a security sandbox: code that kills the grader's process, or reads and writes
+files as the grading user, is outside what this design prevents; for an adversarial class, run
+the grader as an unprivileged user or in a container.
 
 Robustness: each cell runs with a timeout; a timeout, a dead kernel or more than
 `labkit.grading.runner.OUTPUT_CAP` characters of output cost only the part they occur in (the

@@ -526,6 +526,8 @@ def _kuhn_policy(table, name):
         raise Wrong(f"`{name}` has keys that are not Kuhn infosets: {unknown[:3]} (keys look like 'Q|pb')")
     rows = {}
     for key, row in table.items():
+        if isinstance(row, dict):          # {"pass": p, "bet": q}, as TabularPolicy.to_dict() gives
+            row = [row.get("pass", 0.0), row.get("bet", 0.0)]
         row = _array(row, f"{name}[{key!r}]", (2,))
         if np.any(row < -1e-9) or abs(row.sum() - 1) > 1e-6:
             raise Wrong(f"`{name}[{key!r}]` is not a probability distribution")

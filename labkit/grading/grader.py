@@ -5,11 +5,13 @@ One submission (`grade_notebook`):
 
 1. read the file's bytes once (the file itself is never opened for writing) and find the
    exercise and the student's answer cells (`labkit.grading.notebooks.extract`);
-2. start a kernel in a scratch directory with a fresh random nonce in its environment;
-3. run the grader's sealing cell, then the master's setup cells, then for each part the
+2. start a kernel in a scratch directory; its environment names a private file that holds a
+   fresh random nonce;
+3. run the grader's sealing cell (`labkit.grading.reporter.seal`: it reads and deletes the
+   nonce), then the master's setup cells, then for each part the
    student's answer cells and the master's check cell, one cell at a time with a timeout;
-4. take the last record carrying the nonce and the part's id from that check cell's outputs
-   and grade it with `labkit.grading.checks.grade_part`. A timeout, a dead kernel or an
+4. take the last record of the part in that check cell's outputs whose HMAC (keyed by the
+   nonce) is valid, and grade its value with `labkit.grading.checks.grade_part`. A timeout, a dead kernel or an
    output flood in one of a part's cells costs that part; the kernel is replaced if needed
    (the setup cells are replayed) and grading goes on with the next part.
 
@@ -18,6 +20,7 @@ Many submissions (`grade_paths`) run in parallel through `labkit.experiments.exe
 from __future__ import annotations
 
 import csv
+import os
 import secrets
 import tempfile
 import time
@@ -99,7 +102,13 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None):
         return result
     ex = EXERCISES[submission.exercise]
     result["exercise"] = ex.number
-    parts = _run_and_grade(ex, submission, timeout)
+    result["max_score"] = sum(checks.spec_for(p).max_points for p in ex.parts)
+    try:
+        parts = _run_and_grade(ex, submission, timeout)
+    except Exception as exc:     # the kernel would not start, say: report it, grade the others
+        result["error"] = f"the grader could not run this notebook ({type(exc).__name__}: {exc})"
+        result["seconds"] = round(time.monotonic() - start, 2)
+        return result
     result["parts"] = [p.as_dict() for p in parts]
     result["score"] = sum(p.points for p in parts)
     result["max_score"] = sum(p.max_points for p in parts)
@@ -114,15 +123,16 @@ def _run_and_grade(exercise, submission, timeout):
     from labkit.grading.runner import KernelRun
     plan = graded_cells(exercise, submission)
     setup_sources = [SEAL_SOURCE] + [src for role, _, src in plan if role == "setup"]
-    nonce = secrets.token_hex(16)
+    nonce = [None]      # a new nonce for every kernel, written where only its sealing cell reads it
     trouble = {}        # part -> (verdict, message) from its answer cells
     results = {}
     with tempfile.TemporaryDirectory(prefix="labkit-grade-") as scratch, \
-            KernelRun(timeout, {NONCE_VARIABLE: str(Path(scratch) / ".labkit-nonce")}, scratch) as kernel:
+            tempfile.TemporaryDirectory(prefix="labkit-seal-") as private, \
+            KernelRun(timeout, {NONCE_VARIABLE: str(Path(private) / "nonce")}, scratch) as kernel:
 
         def run_setup():
-            # a new kernel (after a restart too) reads and deletes the nonce file when sealing
-            (Path(scratch) / ".labkit-nonce").write_text(nonce, encoding="ascii")
+            nonce[0] = secrets.token_hex(16)
+            _write_private(Path(private) / "nonce", nonce[0])
             for src in setup_sources:
                 run = kernel.run(src, timeout=max(timeout, SETUP_TIMEOUT))
                 if run.status != "ok":
@@ -144,10 +154,22 @@ def _run_and_grade(exercise, submission, timeout):
                 elif run.status == "error" and part not in trouble:
                     trouble[part] = ("error", f"your answer cell raised {run.error}")
             else:
-                results[part] = _grade_check(part, run, nonce, trouble.get(part))
+                results[part] = _grade_check(part, run, nonce[0], trouble.get(part))
             if kernel.restarts != restarts:
                 run_setup()
     return [results[p] for p in exercise.parts]
+
+
+def _write_private(path, text):
+    """Write a file that nothing planted beforehand can redirect: remove whatever is at the path
+    (a symlink left by a student's code, say), then create it exclusively, without following links."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(text)
 
 
 def _grade_check(part, run, nonce, trouble):

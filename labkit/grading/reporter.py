@@ -72,6 +72,8 @@ def _make_to_plain():
             return [to_plain(v, _depth + 1, budget) for v in sorted(value, key=repr)]
         if isinstance(value, dict):
             return {str(k): to_plain(v, _depth + 1, budget) for k, v in value.items()}
+        if type(value).__name__ == "TabularPolicy" and hasattr(value, "to_dict"):
+            return to_plain(value.to_dict(), _depth, budget)              # {infoset: {action: prob}}
         if hasattr(value, "numerator") and hasattr(value, "denominator"):     # fractions.Fraction
             return float(value)
         raise ReportError(f"cannot report a value of type {type(value).__name__}")
