@@ -121,8 +121,8 @@ class MCCFR(Solver):
     ----------
     game : str or GameTree
     sampling : {"outcome", "external"}
-    seed : int or numpy.random.Generator
-        The same seed gives the same regrets and policies, digit for digit.
+    seed : int, numpy.random.Generator or None
+        The same seed gives the same regrets and policies, digit for digit (None: fresh entropy).
     exploration : float in (0, 1]
         Outcome sampling only: weight of the uniform policy in the update player's sampling
         policy (OpenSpiel's 0.6 by default). Must be positive so every action can be sampled.
