@@ -314,7 +314,7 @@ def table_row(trajectory: Trajectory, checkpoints=CHAPTER_CHECKPOINTS, label=Non
     (in parentheses), then the row player's current strategy at the last checkpoint."""
     cells = [f"{trajectory.exploitability[T]:9.3f} ({trajectory.average_exploitability[T]:.3f})"
              for T in checkpoints]
-    strategy = np.array2string(trajectory.x[checkpoints[-1]], precision=3)
+    strategy = np.array2string(trajectory.x[checkpoints[-1]], precision=3, suppress_small=False)
     return f"{label or trajectory.method:28s}" + "".join(cells) + " " * 5 + strategy
 
 
