@@ -11,7 +11,8 @@ import importlib
 
 from labkit import games
 from labkit.evaluate import (best_response, counterfactual_values, expected_payoffs, exploitability,
-                             history_values, nash_conv, reach_probabilities)
+                             history_values, nash_conv, reach_probabilities,
+                             terminal_reach_probabilities)
 from labkit.lp import zero_sum_equilibrium
 from labkit.policy import TabularPolicy, uniform_policy
 
@@ -29,7 +30,7 @@ _LAZY_MODULES = {"dynamics", "regret", "experiments", "grading", "plot", "widget
                  "mccfr", "mmd", "psro", "efr"}
 
 __all__ = ["games", "TabularPolicy", "uniform_policy", "expected_payoffs", "best_response", "nash_conv",
-           "exploitability", "counterfactual_values", "reach_probabilities", "history_values",
+           "exploitability", "counterfactual_values", "reach_probabilities", "terminal_reach_probabilities", "history_values",
            "zero_sum_equilibrium", *_LAZY]
 
 

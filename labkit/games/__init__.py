@@ -16,12 +16,13 @@ import re
 from labkit.games.base import GameError, compile_game
 from labkit.games.kuhn import KuhnPoker
 from labkit.games.leduc import LeducPoker
+from labkit.games.goofspiel import Goofspiel
 from labkit.games.matrix import (MatrixGame, biased_rock_paper_scissors, climbing_game, preference_game,
                                  prisoners_dilemma, rock_paper_scissors)
 from labkit.tree import CHANCE, TERMINAL, GameTree
 
 __all__ = ["load", "from_openspiel", "parse_spec", "GameTree", "GameError", "MatrixGame", "KuhnPoker",
-           "LeducPoker", "rock_paper_scissors", "biased_rock_paper_scissors", "climbing_game",
+           "LeducPoker", "Goofspiel", "tree_differences", "rock_paper_scissors", "biased_rock_paper_scissors", "climbing_game",
            "prisoners_dilemma", "preference_game", "compile_game", "CHANCE", "TERMINAL", "NATIVE_GAMES"]
 
 MATRIX_GAMES = {
@@ -33,12 +34,7 @@ MATRIX_GAMES = {
 }
 
 
-def _goofspiel(**params):
-    from labkit.games.goofspiel import Goofspiel
-    return Goofspiel(**params)
-
-
-NATIVE_GAMES = {"kuhn_poker": KuhnPoker, "leduc_poker": LeducPoker, "goofspiel": _goofspiel}
+NATIVE_GAMES = {"kuhn_poker": KuhnPoker, "leduc_poker": LeducPoker, "goofspiel": Goofspiel}
 
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$")
 
@@ -112,6 +108,12 @@ def load(spec) -> GameTree:
         return compile_game(spec)
     raise TypeError(f"cannot load a game from {type(spec).__name__}; pass a game string, a MatrixGame "
                     "or a game definition")
+
+
+def tree_differences(native, reference):
+    """Readable differences between two compiled trees (see labkit.games.openspiel_adapter)."""
+    from labkit.games.openspiel_adapter import tree_differences as differences
+    return differences(native, reference)
 
 
 def from_openspiel(spec_or_game) -> GameTree:
