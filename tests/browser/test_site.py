@@ -5,6 +5,7 @@ folder, or taken from $BOOK_SITE. Pages are opened over file:// and every reques
 site fails the test, so the checks also prove the pages work offline.
 """
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -135,7 +136,19 @@ def test_static_widget_switches_frames_without_a_kernel(site, browser, artifacts
     image = widget.locator("img").first
     page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=image.element_handle())
     assert image_hash(image) == before
-    # html-manager asks for its icon fonts at the site root; those are cosmetic and come from file: anyway
+
+    # the game selector further down (a Dropdown linked by its index)
+    selector = page.locator(".widget-vbox:has(.widget-dropdown)").first
+    selector.scroll_into_view_if_needed()
+    image = selector.locator("img").first
+    page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=image.element_handle())
+    chicken = image_hash(image)
+    selector.locator("select").select_option(label="stag hunt")
+    deadline = time.monotonic() + 10                 # the Stack swaps its child view asynchronously
+    while image_hash(selector.locator("img").first) == chicken and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert image_hash(selector.locator("img").first) != chicken, "choosing another game did not change the figure"
+    selector.screenshot(path=str(artifacts / "site_game_selector.png"))
     assert not outside, f"the widget requested files outside the site: {outside}"
     assert not errors, f"JavaScript errors on the page: {errors}"
     page.close()
