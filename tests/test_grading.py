@@ -429,3 +429,14 @@ def test_nbgrader_export_marks_every_cell(tmp_path):
         assert all(c.metadata["nbgrader"]["locked"] for c in tests)
         answers = [c for c in nb.cells if c.metadata.get("labkit", {}).get("role") == "answer"]
         assert all(c.source.startswith("### BEGIN SOLUTION") and c.metadata["nbgrader"]["solution"] for c in answers)
+
+
+def test_bulk_grading_runs_on_a_dask_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    for student in ("ann", "ben"):
+        (tmp_path / student).mkdir()
+        shutil.copy(ROOT / "solutions" / EXERCISES["27.2"].filename, tmp_path / student / "answers.ipynb")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        results = grade_paths([tmp_path], executor=client.get_executor(), timeout=120)
+    assert [(r["student"], r["score"], r["error"]) for r in results] == [("ann", 7, None), ("ben", 7, None)]

@@ -103,7 +103,8 @@ def _array(v, name, shape=None):
 
 
 def _kind(v):
-    return {dict: "a dict", list: "a list", str: "a string", bool: "a bool", type(None): "None"}.get(
+    return {dict: "a dict", list: "a list", str: "a string", bool: "a bool",
+            type(None): "None (is a `return` missing?)"}.get(
         type(v), type(v).__name__)
 
 
@@ -191,11 +192,9 @@ def _game_value(A):
 
 
 def _regrets(A, xs, ys):
-    T = len(xs)
     realized = np.einsum("ti,ij,tj->", xs, A, ys)
     r1 = float(np.max(A @ ys.sum(axis=0)) - realized)
     r2 = float(np.max(-(xs.sum(axis=0) @ A)) + realized)
-    del T
     return r1, r2
 
 
@@ -564,7 +563,10 @@ def _grade_27_5_a(value):
                                        "check the regret update and the average's weights")
 
     def swapped():
-        nc = _nash_conv(_get(value, "average_policy_swapped"), "average_policy_swapped")
+        table = _get(value, "average_policy_swapped")
+        nc = _nash_conv(table, "average_policy_swapped")
+        if _close(_kuhn_policy(table, "average_policy_swapped").probs, 0.5, 1e-3):
+            return "that is the uniform policy, not the output of CFR with swapped weights"
         return None if nc > 0.2 else ("with the weightings swapped, the average should stay far from "
                                       "equilibrium; did you swap both weights?")
 

@@ -7,13 +7,13 @@ One submission (`grade_notebook`):
    exercise and the student's answer cells (`labkit.grading.notebooks.extract`);
 2. start a kernel in a scratch directory; its environment names a private file that holds a
    fresh random nonce;
-3. run the grader's sealing cell (`labkit.grading.reporter.seal`: it reads and deletes the
-   nonce), then the master's setup cells, then for each part the
-   student's answer cells and the master's check cell, one cell at a time with a timeout;
-4. take the last record of the part in that check cell's outputs whose HMAC (keyed by the
-   nonce) is valid, and grade its value with `labkit.grading.checks.grade_part`. A timeout, a dead kernel or an
-   output flood in one of a part's cells costs that part; the kernel is replaced if needed
-   (the setup cells are replayed) and grading goes on with the next part.
+3. run the grader's sealing cell (`labkit.grading.reporter.seal` reads and deletes the nonce),
+   then the master's setup cells, then for each part the student's answer cells and the
+   master's check cell, one cell at a time with a timeout;
+4. take the last record of the part among that check cell's outputs whose HMAC (keyed by the
+   nonce) is valid, and grade its value with `labkit.grading.checks.grade_part`. A timeout, a
+   dead kernel or an output flood in one of a part's cells costs that part; the kernel is
+   replaced if needed (with a new nonce, and the setup replayed) and grading goes on.
 
 Many submissions (`grade_paths`) run in parallel through `labkit.experiments.executors`.
 """
