@@ -158,9 +158,20 @@ class TournamentResult:
 
     def to_json(self, path):
         """Write everything (per-round values at full precision) as JSON; `from_json` reads it back."""
+        data = self.to_dict()
+        per_round = data.pop("per_round")
+        # one line per top-level field and one line per (row, column) sequence: readable diffs
+        lines = [f" {json.dumps(key)}: {json.dumps(value)}," for key, value in data.items()]
+        lines.append(' "per_round": {')
+        for i, r in enumerate(self.rows):
+            lines.append(f"  {json.dumps(r)}: {{")
+            for j, c in enumerate(self.columns):
+                comma = "," if j + 1 < len(self.columns) else ""
+                lines.append(f"   {json.dumps(c)}: {json.dumps(per_round[r][c])}{comma}")
+            lines.append("  }" + ("," if i + 1 < len(self.rows) else ""))
+        lines.append(" }")
         with open(path, "w") as fh:
-            json.dump(self.to_dict(), fh, indent=1)
-            fh.write("\n")
+            fh.write("{\n" + "\n".join(lines) + "\n}\n")
 
     @classmethod
     def from_json(cls, path):
