@@ -224,7 +224,7 @@ def adversaries(tmp_path_factory):
     for name, nb in notebooks.items():
         nbformat.write(nb, folder / f"{name}.ipynb")
     before = _hashes(folder)
-    results = grade_paths([folder], timeout=6, executor=2)
+    results = grade_paths([folder], timeout=8, executor=2)
     return {"results": {r["student"]: r for r in results}, "before": before, "folder": folder}
 
 

@@ -57,7 +57,8 @@ def main(argv=None):
         print("labkit-grade: no .ipynb files found", file=sys.stderr)
         return 2
     executor = "serial" if args.workers == 1 else args.workers
-    results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor)
+    results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor,
+                          progress=sys.stderr.isatty())
     if args.csv:
         write_csv(results, args.csv)
     if args.json:
