@@ -50,7 +50,8 @@ TABLE_2_VARIANTS = ("act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv
 def efr_learner(game, name):
     """The default learner: ``labkit.efr.EFR(game, deviations=name)`` (names are case-insensitive)."""
     from labkit.efr import EFR
-    return EFR(game, deviations=name.lower() if isinstance(name, str) else name)
+    # the runner copies the profiles it needs; the learner need not keep its history
+    return EFR(game, deviations=name.lower() if isinstance(name, str) else name, record_profiles=False)
 
 
 @functools.lru_cache(maxsize=8)
