@@ -255,6 +255,11 @@ def format_table(results):
             lines.append(f"  {w['part']:<18} {'answered' if w['answered'] else 'blank':<12} (graded by hand)")
         lines.append(f"  total  {r['score']:g}/{r['max_score']:g}")
         lines.append("")
+    if len(results) > 1:
+        graded = [r for r in results if not r["error"]]
+        share = sum(r["score"] / r["max_score"] for r in graded if r["max_score"]) / max(len(graded), 1)
+        lines.append(f"{len(results)} notebooks: {len(graded)} graded (mean {100 * share:.0f}% of the points), "
+                     f"{len(results) - len(graded)} not graded")
     return "\n".join(lines).rstrip() + "\n"
 
 
