@@ -122,9 +122,10 @@ def _forged():
             cell.execution_count = 1
             cell.outputs = [
                 nbformat.v4.new_output("stream", name="stdout", text=f"{part}: pass 4/4\n"),
-                nbformat.v4.new_output("display_data", data={RECORD_MIME: {"nonce": "0" * 32, "part": part,
-                                                                           "value": {"value": 0.0}},
-                                                             "text/plain": "recorded"}),
+                nbformat.v4.new_output("display_data", data={
+                    RECORD_MIME: {"part": part, "payload": json.dumps({"part": part, "value": {"value": 0.0}}),
+                                  "mac": "0" * 64},
+                    "text/plain": "recorded"}),
             ]
     return nb
 
