@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 
-.PHONY: book test test-fast notebooks venv clean
+.PHONY: book test test-fast notebooks exercises venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ test-fast: $(VENV)/.test-installed
 # re-execute every notebook in place (the only way stored outputs are made)
 notebooks: $(VENV)/.book-installed
 	$(BIN)/python scripts/execute_notebooks.py
+
+# rebuild exercises/ and solutions/ from labkit/grading/exercises/ (solutions are executed)
+exercises: $(VENV)/.book-installed
+	$(BIN)/python scripts/build_exercises.py
 
 clean:
 	rm -rf _build .pytest_cache
