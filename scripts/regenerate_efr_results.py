@@ -36,8 +36,10 @@ ROUNDS = 500
 def command_line(name, rounds=ROUNDS, workers=None, out_dir=DATA):
     """The arguments of ``python -m labkit.experiments`` that produce run `name`."""
     game, regime, variants = RUNS[name]
-    args = ["efr", "--game", game, "--regime", regime, "--rounds", str(rounds), "--rows", *variants,
-            "--out", str(Path(out_dir) / f"{name}.json"), "--heatmap", str(Path(out_dir) / f"{name}.png")]
+    args = ["efr", "--game", game, "--regime", regime, "--rounds", str(rounds)]
+    if tuple(variants) != FIGURE_E5_VARIANTS:       # the command line's default rows
+        args += ["--rows", *variants]
+    args += ["--out", str(Path(out_dir) / f"{name}.json"), "--heatmap", str(Path(out_dir) / f"{name}.png")]
     if workers is not None:
         args += ["--workers", str(workers)]
     return args

@@ -11,7 +11,7 @@ import numpy as np
 from labkit.experiments.tournament import FIGURE_E5_VARIANTS, TABLE_2_VARIANTS
 
 FIGURE_E5_FIXED = np.array([
-    # ACT_IN    CF  CF_IN CF_EX+IN  BPS   CFPS CFPS_EX+IN CSPS  TIPS TIPS_EX+IN BHV
+    # columns in the same order as the rows
     [-0.0, -25.3, -1.5, -15.6, -6.2, -27.3, -19.2, -25.3, -17.0, -17.6, -6.7],    # ACT_IN
     [1951.7, -0.0, 7.8, -0.8, 3.4, 2.1, 1.3, 1.1, 6.0, 2.2, 10.8],                # CF
     [1951.0, 2.7, -0.0, 14.1, 5.6, -5.4, -5.8, 2.7, 6.7, 1.5, 5.8],               # CF_IN

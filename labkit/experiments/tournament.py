@@ -40,8 +40,14 @@ from labkit.tree import GameTree
 REGIMES = ("fixed", "simultaneous")
 
 # the eleven variants of the paper's Figure E.5, in its order
-FIGURE_E5_VARIANTS = ("act_in", "cf", "cf_in", "cf_ex+in", "bps", "cfps", "cfps_ex+in", "csps", "tips",
-                      "tips_ex+in", "bhv")
+FIGURE_E5_VARIANTS = (
+    "act_in",                       # informed action deviations
+    "cf", "cf_in", "cf_ex+in",      # counterfactual: blind, informed, both
+    "bps", "cfps", "cfps_ex+in",    # partial sequences: blind, counterfactual, both
+    "csps",                         # causal partial sequences
+    "tips", "tips_ex+in",           # twice-informed partial sequences, then with external ones too
+    "bhv",                          # behavioral deviations
+)
 # the eight variants of the paper's Table 2 (goofspiel)
 TABLE_2_VARIANTS = ("act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv")
 
