@@ -4,6 +4,9 @@
     .venv/bin/python benchmarks/bench_efr.py --quick    # fewer repeats, OpenSpiel on three types only
     .venv/bin/python benchmarks/bench_efr.py --goofspiel  # also goofspiel(5, ascending), incl. BHV
 
+Times are CPU seconds of this process by default (robust to other jobs on a shared machine);
+--wall measures wall-clock time instead.
+
 1. Leduc: seconds per self-play iteration (`step`, both players) of each type, median of blocks;
    OpenSpiel's `EFRSolver` on the same types (1-2 iterations: it is pure Python), and the ratio.
    OpenSpiel's non-"cf" types compute different (wrong on Leduc) deviations, see
@@ -30,14 +33,21 @@ OPENSPIEL_NAMES = {"act": "blind action", "act_in": "informed action", "cf": "bl
 PAPER_VARIANTS = [name for name in DEVIATION_NAMES if name != "act"]
 
 
-def median_time(step, iterations, repeats):
+def median_time(step, iterations, repeats, clock=None):
+    """Median over `repeats` blocks of the seconds per call of `step`, on `clock` (default CLOCK)."""
+    clock = clock or CLOCK
     samples = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(iterations):
             step()
-        samples.append((time.perf_counter() - start) / iterations)
+        samples.append((clock() - start) / iterations)
     return statistics.median(samples)
+
+
+# CPU time of this process: on a machine shared with other jobs, wall-clock time mostly measures
+# the others' load (--wall switches to it)
+CLOCK = time.process_time
 
 
 def self_play_table(game, quick, openspiel_game=None, openspiel_types=()):
@@ -94,7 +104,12 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--goofspiel", action="store_true", help="also time goofspiel(5, ascending)")
     parser.add_argument("--no-openspiel", action="store_true")
+    parser.add_argument("--wall", action="store_true", help="time with the wall clock, not CPU time")
     args = parser.parse_args()
+    global CLOCK
+    if args.wall:
+        CLOCK = time.perf_counter
+    print("clock:", "wall" if args.wall else "CPU time of this process")
     leduc = lk.games.load("leduc_poker")
     os_game = None
     if not args.no_openspiel:

@@ -232,11 +232,26 @@ class EFR(Solver):
             row_seqs = rows[:, None] * A + np.arange(A)
             levels.append((rows, g.infoset_parent_seq[rows], row_seqs))
         cache[player] = {
-            "terminal_paths": ancestors[z], "terminal_seq": g.own_last_seq[z, player] + 1,
-            "terminal_payoff": g.returns[z, player], "decision_paths": ancestors[decisions],
+            "terminal_paths": self._others_edges(ancestors[z], player),
+            "terminal_seq": g.own_last_seq[z, player] + 1,
+            "terminal_payoff": g.returns[z, player],
+            "decision_paths": self._others_edges(ancestors[decisions], player),
             "decision_infoset": g.infoset[decisions], "levels": levels,
         }
         return cache[player]
+
+    def _others_edges(self, paths, player):
+        """Drop `player`'s own edges from padded paths (they contribute a factor 1 to pi_-i) and
+        the columns left empty, so the reach products touch only chance's and the others' moves."""
+        g = self.game
+        H = g.num_histories
+        owner = np.append(g.edge_owner, -1)[paths]
+        kept = np.where(owner == player, H, paths)
+        # stable sort: real entries first, padding (H) last, then cut the all-padding columns
+        order = np.argsort(kept == H, axis=1, kind="stable")
+        kept = np.take_along_axis(kept, order, axis=1)
+        width = max(1, int((kept != H).sum(axis=1).max(initial=0)))
+        return np.ascontiguousarray(kept[:, :width])
 
     def _immediate_regrets(self, q, probs):
         """(I, S): rho_I(phi) for every transformation slot (0 on illegal ones)."""
