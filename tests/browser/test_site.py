@@ -189,3 +189,22 @@ def test_play_button_and_method_selector_work_without_a_kernel(site, browser, ar
     assert not outside, f"the page requested files outside the site: {outside}"
     assert not errors, f"JavaScript errors on the page: {errors}"
     page.close()
+
+
+@pytest.mark.browser
+def test_every_page_loads_without_errors(site, browser):
+    """Every page of the site (of the test's build, or of $BOOK_SITE=_build/html for the whole book):
+    no JavaScript error, no missing local file, no request leaving the site, every output image drawn."""
+    pages = sorted(p for p in site.rglob("*.html")
+                   if p.parent.name in {"book", "chapters", "exercises", "solutions"})
+    assert pages, f"no pages under {site}"
+    problems = {}
+    for path in pages:
+        page, outside, errors = open_offline(browser, path.as_uri())
+        page.wait_for_load_state("networkidle")          # widgets and MathJax load after "load"
+        broken = page.evaluate("""() => [...document.querySelectorAll('.cell_output img')]
+            .filter(img => img.complete && img.naturalWidth === 0).map(img => img.src.slice(-40))""")
+        if outside or errors or broken:
+            problems[str(path.relative_to(site))] = {"outside": outside, "errors": errors, "broken images": broken}
+        page.close()
+    assert not problems, problems
