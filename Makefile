@@ -33,7 +33,7 @@ test-fast: $(VENV)/.test-installed
 
 # re-execute every notebook in place (the only way stored outputs are made)
 notebooks: $(VENV)/.book-installed
-	$(BIN)/python scripts/execute_notebooks.py
+	$(BIN)/python scripts/execute_notebooks.py --jobs 2
 
 # rebuild exercises/ and solutions/ from labkit/grading/exercises/ (solutions are executed)
 exercises: $(VENV)/.book-installed
