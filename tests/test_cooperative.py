@@ -94,3 +94,14 @@ def test_coma_advantages_by_hand():
     assert np.allclose(np.array([0.25, 0.75]) @ row, 0)
     with pytest.raises(ValueError, match="row_policy"):
         cooperative.coma_advantages(Q, [0.5, 0.6], [0.5, 0.5])
+
+
+def test_against_a_uniformly_random_partner_q_values_average_the_rows():
+    # epsilon = 1: both agents play uniformly at random, so each Q-value estimates the mean of its row
+    # (column) of payoffs; averaged over many runs the estimates must be close to those means
+    rng = np.random.default_rng(5)
+    A, B = rng.integers(-5, 6, size=(3, 4)).astype(float), rng.integers(-5, 6, size=(3, 4)).astype(float)
+    game = lk.games.MatrixGame(A, B)
+    runs = cooperative.independent_q_learning(game, steps=400, runs=3000, epsilon=1.0, learning_rate=0.05, seed=2)
+    assert np.allclose(runs.q_row[:, 0].mean(axis=0), A.mean(axis=1), atol=0.15)
+    assert np.allclose(runs.q_col[:, 0].mean(axis=0), B.mean(axis=0), atol=0.15)
