@@ -121,13 +121,22 @@ def terminal_reach(game, policy):
 
 def _seat_values(game, reach_own, reach_others):
     """sum_z pi_p^own(z) pi_{-p}^others(z) u_p(z) for every seat p, from terminal reaches."""
-    payoffs = game.returns[game.terminals]
+    payoffs = _terminal_payoffs(game)
     values = np.empty(game.num_players)
     for p in range(game.num_players):
         rows = reach_others.copy()
         rows[p] = reach_own[p]    # only seat p's own reach comes from the learner
-        values[p] = rows.prod(axis=0) @ payoffs[:, p]
+        # an elementwise sum, not a BLAS dot: BLAS threads stall on a busy machine
+        values[p] = (rows.prod(axis=0) * payoffs[p]).sum()
     return values
+
+
+def _terminal_payoffs(game):
+    """(n, Z) contiguous payoffs at the terminals, cached on the tree."""
+    cache = game.__dict__.setdefault("_experiments_cache", {})
+    if "payoffs" not in cache:
+        cache["payoffs"] = np.ascontiguousarray(game.returns[game.terminals].T)
+    return cache["payoffs"]
 
 
 # ---------------------------------------------------------------------- work units
