@@ -154,6 +154,20 @@ def test_fixed_regime_first_rounds_match_the_authors(leduc, row):
             assert values[t] == pytest.approx(expected, abs=tolerance), (row, t)
 
 
+def test_least_squares_rule_reproduces_the_noise_sensitive_anchor(leduc):
+    """With the authors' floating-point least squares (fixed_point="lstsq"), ACT_IN at t = 3 comes
+    out as published (-0.218373), not as the exact rule's -0.210950: the difference is rounding."""
+    column = EFR(leduc, "cf")
+    column.run(5)
+    learners = [EFR(leduc, "act_in", fixed_point="lstsq") for _ in range(2)]
+    values = []
+    for t in range(6):
+        values.append(np.mean([seat_value(leduc, learners[p].profiles[-1], column.profiles[t], p) for p in range(2)]))
+        for p, learner in enumerate(learners):
+            learner.update(column.profiles[t], players=[p])
+    np.testing.assert_allclose(values[1:], ANCHORS["act_in"], rtol=1e-5)
+
+
 def test_simultaneous_regime_csps_against_cf(leduc):
     row, column = EFR(leduc, "csps"), EFR(leduc, "cf")
     values = []
@@ -238,6 +252,26 @@ def test_fixed_point_is_stationary_and_exact_on_transient_actions():
         out = s * w.sum(axis=1)
         arrive = s @ w
         np.testing.assert_allclose(out, arrive, atol=1e-13)
+
+
+def test_least_squares_rule_agrees_where_the_fixed_point_is_unique():
+    rng = np.random.default_rng(3)
+    A, B = 4, 300
+    legal = np.ones((B, A), dtype=bool)
+    legal[:100, 0] = False
+    y = rng.random((B, A + A * A)) + 0.05
+    internal = y[:, A:].reshape(B, A, A)
+    internal[:, np.arange(A), np.arange(A)] = 0
+    y[:, :A] *= legal
+    y[:, A:] = (internal * legal[:, :, None] * legal[:, None, :]).reshape(B, A * A)
+    exact = transformation_fixed_point(y, legal, 0, A)
+    least_squares = transformation_fixed_point(y, legal, 0, A, rule="lstsq")
+    np.testing.assert_allclose(least_squares, exact, atol=1e-12)
+
+
+def test_unknown_fixed_point_rule(kuhn):
+    with pytest.raises(ValueError, match="lstsq"):
+        EFR(kuhn, "tips", fixed_point="power")
 
 
 def test_min_norm_mixture_of_closed_classes():

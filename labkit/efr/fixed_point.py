@@ -36,7 +36,10 @@ from __future__ import annotations
 import numpy as np
 
 
-def transformation_fixed_point(y, legal, external_offset, internal_offset):
+FIXED_POINT_RULES = ("exact", "lstsq")
+
+
+def transformation_fixed_point(y, legal, external_offset, internal_offset, rule="exact"):
     """Regret-matching strategies for a batch of infosets.
 
     Parameters
@@ -47,6 +50,12 @@ def transformation_fixed_point(y, legal, external_offset, internal_offset):
         slots ``internal_offset + a * A + b`` are "a becomes b". Slots of illegal actions and
         the diagonal a -> a must be 0.
     legal : (B, A) bool
+    rule : {"exact", "lstsq"}
+        "exact" (default): the rule of this module's docstring. "lstsq": the EFR authors' approach
+        in floating point, for comparison: wherever an internal transformation carries weight, the
+        minimum-norm least-squares solution of [L - I; 1^T] sigma = [0; 1] by SVD, clipped to
+        [0, 1]. Its rounding noise (about 1e-16 on actions that should get 0) is not theirs
+        (their Eigen build's), so it shows how far rounding alone moves results, not their digits.
 
     Returns
     -------
@@ -62,6 +71,11 @@ def transformation_fixed_point(y, legal, external_offset, internal_offset):
     positive = z > 0
     uniform = legal / legal.sum(axis=1, keepdims=True)
     sigma = np.where(positive[:, None], inflow / np.where(positive, z, 1.0)[:, None], uniform)
+    if internal is not None and rule == "lstsq":
+        chain = positive & (internal > 0).any(axis=(1, 2))
+        if chain.any():
+            sigma[chain] = _least_squares_fixed_point(internal[chain], external[chain], legal[chain], z[chain])
+        return sigma
     if internal is not None and A >= 3:
         chain = positive & (legal.sum(axis=1) >= 3) & (internal > 0).any(axis=(1, 2))
         if chain.any():
@@ -132,3 +146,32 @@ def _mix_closed_classes(x, recurrent, same_class):
     inverse = np.divide(1.0, norm2, out=np.zeros_like(norm2), where=norm2 > 0)
     coefficient = inverse / inverse.sum(axis=1, keepdims=True)
     return pi * np.take_along_axis(coefficient, root, axis=1) * recurrent
+
+
+def _least_squares_fixed_point(internal, external, legal, z):
+    """Minimum-norm least squares for [L - I; 1^T] sigma = [0; 1] over the legal actions, clipped
+    to [0, 1] (the "lstsq" rule), batched by number of legal actions.
+
+    L = (1/z) sum_phi y_phi phi, column-stochastic: an internal a -> b moves a's mass to b, an
+    external b moves every action's mass to b, and the rest of each column stays in place.
+    """
+    B, A = legal.shape
+    diagonal = np.arange(A)
+    L = internal.transpose(0, 2, 1) + external[:, :, None]
+    L[:, diagonal, diagonal] += internal.sum(axis=(1, 2))[:, None] - internal.sum(axis=2)
+    L /= z[:, None, None]
+    sigma = np.zeros((B, A))
+    counts = legal.sum(axis=1)
+    for n in np.unique(counts):
+        rows = np.flatnonzero(counts == n)
+        actions = np.argsort(~legal[rows], axis=1, kind="stable")[:, :n]          # the legal actions
+        sub = np.take_along_axis(np.take_along_axis(L[rows], actions[:, :, None], axis=1),
+                                 actions[:, None, :], axis=2)
+        system = np.concatenate([sub - np.eye(n), np.ones((len(rows), 1, n))], axis=1)
+        rhs = np.zeros(n + 1)
+        rhs[-1] = 1.0
+        solution = np.linalg.pinv(system, rtol=np.finfo(float).eps * (n + 1)) @ rhs
+        block = np.zeros((len(rows), A))
+        np.put_along_axis(block, actions, np.clip(solution, 0.0, 1.0), axis=1)
+        sigma[rows] = block
+    return sigma

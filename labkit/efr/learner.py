@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.efr.deviations import describe_row, describe_slot, deviation_structure, parse_deviation_type
-from labkit.efr.fixed_point import transformation_fixed_point
+from labkit.efr.fixed_point import FIXED_POINT_RULES, transformation_fixed_point
 from labkit.evaluate import edge_probabilities, policy_array
 from labkit.policy import TabularPolicy, infoset_own_reach, normalize_rows
 from labkit.solver import Solver
@@ -45,6 +45,11 @@ class EFR(Solver):
     record_profiles : bool
         Keep every current profile in `profiles` (default). Long runs on big games that only
         need the current profile can switch it off to save memory.
+    fixed_point : {"exact", "lstsq"}
+        How regret matching over internal transformations picks its fixed point
+        (`labkit.efr.fixed_point`): "exact" (default) is deterministic and gives transient actions
+        exactly 0; "lstsq" is the authors' floating-point least squares, for showing how much
+        rounding alone moves the rounding-sensitive results.
 
     Attributes
     ----------
@@ -58,8 +63,11 @@ class EFR(Solver):
         Cumulative regrets, one row per (infoset, transformation sequence) of `structure`.
     """
 
-    def __init__(self, game, deviations="cf", record_profiles: bool = True):
+    def __init__(self, game, deviations="cf", record_profiles: bool = True, fixed_point: str = "exact"):
         super().__init__(game)
+        if fixed_point not in FIXED_POINT_RULES:
+            raise ValueError(f"fixed_point must be one of {FIXED_POINT_RULES}, got {fixed_point!r}")
+        self.fixed_point = fixed_point
         self.record_profiles = bool(record_profiles)
         self.deviations = parse_deviation_type(deviations)
         self.structure = deviation_structure(self.game, self.deviations)
@@ -154,7 +162,7 @@ class EFR(Solver):
                 new_weight[block.start - rows.start:block.stop - rows.start] = weight
                 y = np.add.reduceat(weight[:, None] * np.maximum(self.regrets[block], 0.0), starts, axis=0)
                 sigma = transformation_fixed_point(y, g.legal_mask[infosets], self._external_offset,
-                                                   self._internal_offset)
+                                                   self._internal_offset, self.fixed_point)
                 update = reached[infosets]
                 self._probs[infosets[update]] = sigma[update]
             # a block's weights depend only on shallower blocks, so they are final: cache them
