@@ -11,7 +11,8 @@ Three groups of runs on Leduc hold'em, each written to one CSV file:
   average policy on a logarithmic grid of iterations, with the number of histories the sampler has
   visited so far ("nodes touched", counted while it runs);
 - ``mmd.csv``: magnetic mirror descent from exact values: unregularized, with a fixed magnet (two
-  strengths; the weaker one with a smaller step) and with a moving magnet; NashConv of the current (last-iterate) and the average policy;
+  strengths; the weaker one with a smaller step) and with a moving magnet; NashConv of the current
+  (last-iterate) and the average policy;
 - ``psro.csv``: PSRO with exact best responses and the Nash (double oracle) or uniform (fictitious
   play) meta-solver; NashConv of the meta-strategy mixture after every PSRO iteration.
 
@@ -242,8 +243,8 @@ def regenerate(groups=GROUPS, out_dir=DATA, quick=False, jobs=1, log=print):
     else:
         for f, args in todo:
             collect((f, args), f(*args))
-    order = {"mccfr": lambda r: (r[0], r[1], r[2]), "mmd": lambda r: (list(mmd_variants(lk.games.load(GAME))).index(r[0]), r[1]),
-             "psro": lambda r: (r[0], r[1])}
+    variants = list(mmd_variants(lk.games.load(GAME)))
+    order = {"mccfr": lambda r: r[:3], "mmd": lambda r: (variants.index(r[0]), r[1]), "psro": lambda r: r[:2]}
     for group in groups:
         results[group].sort(key=order[group])
         write_csv(out_dir / f"{group}.csv", COLUMNS[group], results[group])
