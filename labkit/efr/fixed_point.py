@@ -30,6 +30,14 @@ regime, column CF, 500 rounds) this rule gives ACT_IN -29.84, CSPS 67.23, TIPS 9
 133.30 mbb, where the authors' published numbers (from their Eigen build's rounding) are -25.35,
 68.43, 91.52 and 129.39; the rows whose weights include the constant 1 are unaffected and match
 to the printed decimal (``shared/reference/efr_paper.md`` section 2.3).
+
+A second path for rounding noise is EFR's rule that an infoset is updated only when the others
+reach it with positive probability: a 1e-16 on an opponent's action makes an infoset "reached"
+that is exactly unreached, and its strategy is recomputed from newer weights. In CFPS_EX+IN
+self-play on Leduc this happens in round 5 already (four infosets "Q?|K?|crc|r" move by 6e-3), and
+rows played against that self-play sequence change by tens of mbb over 500 rounds (CFPS: 89.8
+exact, 33.5 with rule="lstsq", 30.4 published). Rounding sensitivity is therefore a property of
+the column (the self-play sequence) as well as of the row. ``rule="lstsq"`` measures it.
 """
 from __future__ import annotations
 
