@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Regenerate the cached results that chapters 4 and 5 of the book read from data/book/.
 
-    .venv/bin/python scripts/regenerate_book_data.py              # everything (about 5 minutes on 2 cores)
+    .venv/bin/python scripts/regenerate_book_data.py              # everything (~6 min of CPU, one core)
     .venv/bin/python scripts/regenerate_book_data.py ch04_mccfr_leduc
     .venv/bin/python scripts/regenerate_book_data.py --list
 
