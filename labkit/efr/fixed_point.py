@@ -69,6 +69,8 @@ def transformation_fixed_point(y, legal, external_offset, internal_offset, rule=
     -------
     (B, A) array: one distribution per infoset over its legal actions.
     """
+    if rule not in FIXED_POINT_RULES:
+        raise ValueError(f"rule must be one of {FIXED_POINT_RULES}, got {rule!r}")
     B, A = legal.shape
     external = y[:, external_offset:external_offset + A] if external_offset is not None else np.zeros((B, A))
     internal = (y[:, internal_offset:internal_offset + A * A].reshape(B, A, A)
