@@ -213,3 +213,50 @@ def test_stronger_types_have_larger_regret(shapley, shapley_runs):
         regrets = hindsight.deviation_regrets(shapley, shapley_runs[learner][:200], 0)
         for strong, weak in contains:
             assert regrets[strong] >= regrets[weak] - 1e-9, (learner, strong, weak, regrets)
+
+
+@pytest.mark.parametrize("kind", ["act", "act_in"])
+def test_action_deviation_gains_equal_efr_regrets(leduc, kind):
+    """For action deviations (follow everywhere, transform at I) the payoff gain of a round is
+    exactly EFR's weighted immediate regret, x_i(I) rho_I(phi): the evaluator's cumulative gains
+    and EFR-act's regret table, computed independently, must agree entry by entry."""
+    efr = EFR(leduc, kind)
+    efr.run(20)
+    st = efr.structure
+    row_of = {int(I): r for r, I in enumerate(st.row_infoset)}         # one (identity) row per infoset
+    A = leduc.num_actions
+    for player in range(2):
+        gains, devs = hindsight.deviation_gains(leduc, efr.profiles[:-1], player, kind)
+        for total, dev in zip(gains.sum(axis=1), devs):
+            t = dev.transformation
+            slot = t[1] if t[0] == "external" else st.internal_offset + t[1] * A + t[2]
+            assert total == pytest.approx(efr.regrets[row_of[dev.target], slot], abs=1e-12)
+
+
+@pytest.mark.parametrize("kind", hindsight.TYPES)
+def test_first_decision_gains_equal_efr_regrets(leduc, kind):
+    """At a first decision every type has one memory (the empty one): there too the evaluator's
+    cumulative gains must equal EFR's regrets (regrets EFR does not keep are skipped)."""
+    efr = EFR(leduc, kind)
+    efr.run(15)
+    st = efr.structure
+    A = leduc.num_actions
+    checked = 0
+    for player in range(2):
+        gains, devs = hindsight.deviation_gains(leduc, efr.profiles[:-1], player, kind)
+        for total, dev in zip(gains.sum(axis=1), devs):
+            if dev.path:
+                continue
+            t = dev.transformation
+            if t[0] == "external":
+                if not st.has_external:
+                    continue
+                slot = t[1]
+            else:
+                slot = st.internal_offset + t[1] * A + t[2]
+            row = int(np.flatnonzero(st.row_infoset == dev.target)[0])
+            if not st.row_active[row, slot]:
+                continue
+            assert total == pytest.approx(efr.regrets[row, slot], abs=1e-12)
+            checked += 1
+    assert checked > 0
