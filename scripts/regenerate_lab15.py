@@ -1,7 +1,7 @@
 """Regenerate the cached results of Lab 15 (chapters/09_lab15_leduc.ipynb) in data/lab15/.
 
-    .venv/bin/python scripts/regenerate_lab15.py                  # every run (about 15 minutes on 2 busy cores)
-    .venv/bin/python scripts/regenerate_lab15.py --jobs 2         # two runs at a time
+    .venv/bin/python scripts/regenerate_lab15.py                  # every run, one after the other
+    .venv/bin/python scripts/regenerate_lab15.py --jobs 2         # two at a time (8 minutes on 2 busy cores)
     .venv/bin/python scripts/regenerate_lab15.py mmd psro         # only some groups: mccfr, mmd, psro
     .venv/bin/python scripts/regenerate_lab15.py --quick --out-dir /tmp/lab15   # a short prefix of every run
 
