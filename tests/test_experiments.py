@@ -366,6 +366,16 @@ def test_command_line_prints_the_table_and_writes_files(tmp_path, capsys):
     assert (tmp_path / "kuhn.csv").exists() and (tmp_path / "kuhn.png").stat().st_size > 1000
 
 
+def test_command_line_fixed_point_option_reaches_the_learners(tmp_path):
+    """--fixed-point lstsq plays the authors' rule: it reproduces their ACT_IN value at t = 3."""
+    from labkit.experiments.__main__ import main
+    main(["efr", "--game", "leduc_poker", "--rounds", "4", "--rows", "act_in", "--columns", "cf", "--workers", "1",
+          "--quiet", "--fixed-point", "lstsq", "--out", str(tmp_path / "r.json")])
+    back = TournamentResult.from_json(tmp_path / "r.json")
+    assert back.metadata["fixed_point"] == "lstsq"
+    assert back.per_round["act_in"]["cf"][3] == pytest.approx(ANCHORS_COLUMN_CF["act_in"][2], rel=1e-5)
+
+
 def test_module_docstring_example_runs():
     import doctest
     import labkit.experiments

@@ -8,11 +8,12 @@ to a running Dask cluster instead (``dask scheduler`` / ``dask worker ADDRESS`` 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 
 from labkit.experiments.results import UNITS
-from labkit.experiments.tournament import FIGURE_E5_VARIANTS, REGIMES, efr_tournament
+from labkit.experiments.tournament import FIGURE_E5_VARIANTS, REGIMES, efr_learner, efr_tournament
 
 
 def build_parser():
@@ -36,6 +37,9 @@ def build_parser():
                      help="run on a Dask cluster, e.g. tcp://10.0.0.1:8786 (needs dask[distributed])")
     efr.add_argument("--rows-per-unit", type=int, default=None,
                      help="fixed regime: rows per work unit (default all: one self-play per column)")
+    efr.add_argument("--fixed-point", choices=["exact", "lstsq"], default="exact",
+                     help="EFR's fixed-point rule: labkit's exact one (default) or the authors' "
+                          "floating-point least squares")
     efr.add_argument("--out", default=None, metavar="PATH.json",
                      help="write the result as JSON (per-round values) and the means as CSV beside it")
     efr.add_argument("--heatmap", default=None, metavar="PATH.png", help="save a heatmap of the table")
@@ -54,12 +58,15 @@ def run_efr(args):
         client = Client(args.scheduler)
         executor = client.get_executor()
     try:
+        learner = (efr_learner if args.fixed_point == "exact"
+                   else functools.partial(efr_learner, fixed_point=args.fixed_point))
         result = efr_tournament(args.game, args.rows, args.columns or args.rows, regime=args.regime,
                                 rounds=args.rounds, executor=executor, progress=not args.quiet,
-                                rows_per_unit=args.rows_per_unit)
+                                rows_per_unit=args.rows_per_unit, learner=learner)
     finally:
         if client is not None:
             client.close()
+    result.metadata["fixed_point"] = args.fixed_point
     result.metadata["command"] = "python -m labkit.experiments " + " ".join(_quote(a) for a in args.argv)
     if args.out:
         stem = args.out[:-5] if args.out.endswith(".json") else args.out

@@ -53,11 +53,16 @@ TABLE_2_VARIANTS = ("act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv
 
 
 # ---------------------------------------------------------------------- learners and games
-def efr_learner(game, name):
-    """The default learner: ``labkit.efr.EFR(game, deviations=name)`` (names are case-insensitive)."""
+def efr_learner(game, name, fixed_point="exact"):
+    """The default learner: ``labkit.efr.EFR(game, deviations=name)`` (names are case-insensitive).
+
+    ``functools.partial(efr_learner, fixed_point="lstsq")`` plays with the authors' floating-point
+    least-squares fixed point instead of labkit's exact one (see `labkit.efr.fixed_point`).
+    """
     from labkit.efr import EFR
     # the runner copies the profiles it needs; the learner need not keep its history
-    return EFR(game, deviations=name.lower() if isinstance(name, str) else name, record_profiles=False)
+    return EFR(game, deviations=name.lower() if isinstance(name, str) else name, record_profiles=False,
+               fixed_point=fixed_point)
 
 
 @functools.lru_cache(maxsize=8)
