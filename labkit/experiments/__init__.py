@@ -16,9 +16,9 @@ Cached tables (the paper's Leduc and goofspiel runs) live in the repository's da
 `load_cached` reads them.
 """
 from labkit.experiments.plot import heatmap
-from labkit.experiments.results import UNITS, TournamentResult, convert, default_units
+from labkit.experiments.results import UNITS, TournamentResult, convert, default_units, load_cached
 from labkit.experiments.tournament import (FIGURE_E5_VARIANTS, REGIMES, TABLE_2_VARIANTS, efr_learner,
                                            efr_tournament, load_game, seat_values)
 
-__all__ = ["efr_tournament", "TournamentResult", "heatmap", "seat_values", "efr_learner", "load_game",
+__all__ = ["efr_tournament", "TournamentResult", "load_cached", "heatmap", "seat_values", "efr_learner", "load_game",
            "convert", "default_units", "UNITS", "REGIMES", "FIGURE_E5_VARIANTS", "TABLE_2_VARIANTS"]

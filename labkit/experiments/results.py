@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -190,3 +191,21 @@ class TournamentResult:
 def _label(name):
     """Variant names in the paper's spelling: "cf_ex+in" -> "CF_EX+IN"."""
     return name.upper() if isinstance(name, str) else str(name)
+
+
+CACHE_DIRECTORY = Path(__file__).resolve().parents[2] / "data" / "efr"
+
+
+def load_cached(name, directory=None):
+    """A cached tournament of the repository's data/efr/, e.g. ``load_cached("leduc_fixed")``.
+
+    Names: leduc_fixed, leduc_simultaneous, goofspiel5_2p_fixed, goofspiel5_2p_simultaneous,
+    goofspiel4_3p_fixed, goofspiel4_3p_simultaneous (data/efr/README.md describes them).
+    """
+    directory = Path(directory) if directory is not None else CACHE_DIRECTORY
+    path = directory / f"{name}.json"
+    if not path.exists():
+        known = sorted(p.stem for p in directory.glob("*.json")) if directory.is_dir() else []
+        raise FileNotFoundError(f"no cached result {name!r} in {directory}; available: {known or 'none'} "
+                                f"(scripts/regenerate_efr_results.py {name} makes it)")
+    return TournamentResult.from_json(path)
