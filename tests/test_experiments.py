@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import labkit as lk
-from labkit.experiments import TournamentResult, efr_tournament, seat_values
+from labkit.experiments import FIGURE_E5_VARIANTS, TournamentResult, efr_tournament, paper, seat_values
 from labkit.experiments.executors import resolve_executor, run_units
 from labkit.experiments.tournament import FixedUnit, PairUnit, game_spec, run_fixed_unit
 
@@ -232,8 +232,6 @@ def test_heatmap_draws_the_table_with_averages(asymmetric):
 
 
 # ---------------------------------------------------------------------------- EFR: the paper's numbers
-from labkit.experiments import FIGURE_E5_VARIANTS, paper  # noqa: E402
-
 # reference/efr_paper.md section 2.2: Leduc, fixed regime, column CF, chips, rounds t = 1..5
 ANCHORS_COLUMN_CF = {
     "act_in": (-0.746667, -1.84371, -0.218373, -0.204075, 0.112577),
