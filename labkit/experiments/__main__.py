@@ -74,13 +74,12 @@ def run_efr(args):
         result.to_json(stem + ".json")
         result.to_csv(stem + ".csv")
     if args.heatmap:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        image = result.heatmap(units=args.units)
-        image.figure.tight_layout()
-        image.figure.savefig(args.heatmap, dpi=120)
-        plt.close(image.figure)
+        from matplotlib.figure import Figure     # no pyplot: leaves the caller's backend alone
+        size = len(result.columns) + 1
+        figure = Figure(figsize=(0.55 * size + 2.5, 0.5 * (len(result.rows) + 1) + 1.8))
+        result.heatmap(ax=figure.subplots(), units=args.units)
+        figure.tight_layout()
+        figure.savefig(args.heatmap, dpi=120)
     return result
 
 
