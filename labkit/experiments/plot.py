@@ -56,7 +56,7 @@ def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=No
         for i in range(values.shape[0]):
             for j in range(values.shape[1]):
                 dark = abs(values[i, j] - centre) > 0.6 * spread
-                ax.text(j, i, f"{values[i, j]:.{digits}f}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{np.round(values[i, j], digits) + 0.0:.{digits}f}", ha="center", va="center", fontsize=7,
                         color="white" if dark else "black")
     ax.figure.colorbar(image, ax=ax, label=UNITS[units][1])
     return image
