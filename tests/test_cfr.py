@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import labkit as lk
+from labkit.games.openspiel_adapter import openspiel_states as representative_states
 from labkit import regret
 from labkit.cfr import CFR, DCFR, CFRPlus
 
@@ -13,24 +14,6 @@ from open_spiel.python.algorithms import discounted_cfr as os_dcfr  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- helpers
-def representative_states(game, os_game):
-    """One OpenSpiel state per labkit infoset, reached by the same action sequence.
-
-    Native labkit games use OpenSpiel's action ids, so replaying a history's actions in
-    OpenSpiel lands in the same history; its information state string names the infoset there.
-    """
-    states = [os_game.new_initial_state()]
-    found = {}
-    for h in range(1, game.num_histories):
-        states.append(states[game.parent[h]].child(int(game.action[h])))
-        i = game.infoset[h]
-        if i >= 0 and i not in found:
-            found[i] = states[h]
-    if game.infoset[0] >= 0:
-        found[game.infoset[0]] = states[0]
-    return [found[i] for i in range(game.num_infosets)]
-
-
 def openspiel_probs(game, states, os_policy):
     """An OpenSpiel policy as a labkit (num_infosets, num_actions) array."""
     probs = np.zeros(game.legal_mask.shape)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import labkit as lk
+from labkit.games.openspiel_adapter import openspiel_infoset_keys as openspiel_keys
 from labkit.efr import DEVIATION_NAMES, EFR, DeviationType, min_norm_stationary, transformation_fixed_point
 
 ALL_TYPES = list(DEVIATION_NAMES)
@@ -24,23 +25,6 @@ def leduc():
 @pytest.fixture(scope="module")
 def kuhn():
     return lk.games.load("kuhn_poker")
-
-
-def openspiel_keys(game, os_game):
-    """OpenSpiel's information-state string of every labkit infoset (native games share action ids)."""
-    keys = [None] * game.num_infosets
-    for h in np.flatnonzero(game.infoset >= 0):
-        i = game.infoset[h]
-        if keys[i] is None:
-            path = []
-            while game.parent[h] >= 0:
-                path.append(int(game.action[h]))
-                h = game.parent[h]
-            state = os_game.new_initial_state()
-            for a in reversed(path):
-                state.apply_action(a)
-            keys[i] = state.information_state_string()
-    return keys
 
 
 def openspiel_table(game, keys, os_policy):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import labkit as lk
+from labkit.games.openspiel_adapter import openspiel_infoset_keys as openspiel_keys
 from labkit.mccfr import MCCFR
 
 
@@ -121,19 +122,6 @@ def test_kuhn_converges_toward_equilibrium_value(kuhn, sampling):
 
 
 # ----------------------------------------------------------------------------- same draws as OpenSpiel
-def openspiel_keys(game, os_game):
-    """OpenSpiel's information state string of each labkit infoset, found by replaying the
-    action sequence of one of its histories (native games use OpenSpiel's action ids)."""
-    states = [os_game.new_initial_state()]
-    keys = {}
-    for h in range(1, game.num_histories):
-        states.append(states[game.parent[h]].child(int(game.action[h])))
-        i = game.infoset[h]
-        if i >= 0 and i not in keys:
-            keys[i] = states[h].information_state_string()
-    return [keys[i] for i in range(game.num_infosets)]
-
-
 @pytest.mark.parametrize("game_name, iterations", [("kuhn_poker", 300), ("leduc_poker", 40),
                                                   ("kuhn_poker(players=3)", 100)])
 @pytest.mark.parametrize("sampling", ["outcome", "external"])

@@ -246,3 +246,16 @@ def test_perfect_information_goofspiel_differs_from_openspiel_only_where_openspi
 ])
 def test_matrix_games_match_openspiels_turn_based_matrix_games(ours, theirs):
     assert tree_differences(lk.games.load(ours), lk.games.from_openspiel(theirs)) == []
+
+
+@pytest.mark.parametrize("spec", ["kuhn_poker", "leduc_poker", "kuhn_poker(players=3)"])
+def test_policies_convert_both_ways_and_keep_their_nash_conv(spec):
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+
+    from labkit.games.openspiel_adapter import from_openspiel_policy, to_openspiel_policy
+    game = lk.games.load(spec)
+    policy = _random_policy(game, seed=3)
+    theirs = to_openspiel_policy(policy)
+    np.testing.assert_array_equal(from_openspiel_policy(game, theirs).probs, policy.probs)
+    assert os_exploitability.nash_conv(pyspiel.load_game(spec), theirs) == pytest.approx(
+        lk.nash_conv(game, policy), abs=1e-12)

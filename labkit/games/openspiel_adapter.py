@@ -5,6 +5,8 @@ players of a round move one after another without seeing each other's choices.
 """
 from __future__ import annotations
 
+import numpy as np
+
 
 def _pyspiel():
     try:
@@ -126,3 +128,60 @@ def _path(tree, h):
         actions.append(int(tree.action[h]))
         h = tree.parent[h]
     return actions[::-1]
+
+
+# ----------------------------------------------------------------------------- policies both ways
+def _openspiel_game(game, os_game):
+    """`os_game` as a turn-based pyspiel.Game, loaded from the tree's name when not given."""
+    pyspiel = _pyspiel()
+    if os_game is None:
+        os_game = game.name
+    if isinstance(os_game, str):
+        os_game = pyspiel.load_game(os_game)
+    if os_game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        os_game = pyspiel.convert_to_turn_based(os_game)
+    return os_game
+
+
+def openspiel_states(game, os_game=None):
+    """One OpenSpiel state per labkit infoset (index order), reached by the same actions.
+
+    labkit's native games use OpenSpiel's action ids, so replaying the actions of a labkit
+    history in OpenSpiel reaches the same history; its information state names the infoset.
+    """
+    os_game = _openspiel_game(game, os_game)
+    states = [os_game.new_initial_state()]
+    found = {}
+    for h in range(game.num_histories):
+        if h > 0:
+            states.append(states[game.parent[h]].child(int(game.action[h])))
+        i = int(game.infoset[h])
+        if i >= 0 and i not in found:
+            found[i] = states[h]
+    return [found[i] for i in range(game.num_infosets)]
+
+
+def openspiel_infoset_keys(game, os_game=None):
+    """OpenSpiel's information state string of every labkit infoset (index order)."""
+    return [state.information_state_string() for state in openspiel_states(game, os_game)]
+
+
+def from_openspiel_policy(game, os_policy, os_game=None):
+    """An OpenSpiel policy (anything with ``action_probabilities(state)``) as a labkit TabularPolicy."""
+    from labkit.policy import TabularPolicy
+    probs = np.zeros(game.legal_mask.shape)
+    for i, state in enumerate(openspiel_states(game, os_game)):
+        for a, p in os_policy.action_probabilities(state).items():
+            probs[i, a] = p
+    return TabularPolicy(game, probs, check=False)
+
+
+def to_openspiel_policy(policy, os_game=None):
+    """A labkit policy as an OpenSpiel ``open_spiel.python.policy.TabularPolicy``."""
+    from open_spiel.python import policy as os_policy_module
+    game = policy.game
+    os_game = _openspiel_game(game, os_game)
+    result = os_policy_module.TabularPolicy(os_game)
+    for key, row in zip(openspiel_infoset_keys(game, os_game), policy.probs):
+        result.policy_for_key(key)[:] = row[:os_game.num_distinct_actions()]
+    return result
