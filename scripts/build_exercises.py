@@ -3,8 +3,9 @@
     python scripts/build_exercises.py            # all eight
     python scripts/build_exercises.py 27.4 27.6  # some
 
-The exercise notebooks are written without outputs. The solution notebooks are executed with
-nbclient, so their stored outputs come only from running them (nbval re-checks them in `make test`).
+The exercise notebooks are written without outputs. The solution notebooks are executed by
+scripts/execute_notebooks.py, like every notebook of the book, so their stored outputs come only from
+running them (nbval re-checks them in `make test`).
 tests/test_grading.py fails when a committed notebook differs from what this script writes.
 """
 import argparse
@@ -13,14 +14,10 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def execute(nb, cwd):
-    NotebookClient(nb, timeout=600, kernel_name="python3", coalesce_streams=True, record_timing=False, resources={"metadata": {"path": str(cwd)}}).execute()
-    return nb
+sys.path.insert(0, str(ROOT / "scripts"))
+from execute_notebooks import execute as execute_notebook  # noqa: E402
 
 
 def build(numbers=None, execute_solutions=True):
@@ -31,10 +28,13 @@ def build(numbers=None, execute_solutions=True):
         ex = EXERCISES[number]
         start = time.perf_counter()
         nbformat.write(ex.notebook(), ROOT / "exercises" / ex.filename)
-        solution = ex.notebook(solution=True)
+        solution_path = ROOT / "solutions" / ex.filename
+        nbformat.write(ex.notebook(solution=True), solution_path)
         if execute_solutions:
-            execute(solution, ROOT / "solutions")
-        nbformat.write(solution, ROOT / "solutions" / ex.filename)
+            # the same execution as every other notebook of the book (scripts/execute_notebooks.py)
+            _, _, error = execute_notebook(solution_path)
+            if error:
+                sys.exit(f"{solution_path}: {error}")
         print(f"{number}: exercises/{ex.filename} and solutions/{ex.filename} ({time.perf_counter() - start:.1f} s)")
 
 
