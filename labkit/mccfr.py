@@ -53,6 +53,7 @@ class _FlatTree:
         first_child = np.searchsorted(parent, np.arange(H))
         num_children = np.bincount(parent[1:], minlength=H)          # for the chance nodes
         self.player = game.player.tolist()
+        self.depth = game.depth.tolist()                 # root = 0; a path to h has depth[h] + 1 histories
         self.first_child = first_child.tolist()
         self.infoset = game.infoset.tolist()
         self.returns = game.returns.tolist()
@@ -131,6 +132,12 @@ class MCCFR(Solver):
     ----------
     regrets, policy_sums : list of lists
         Per infoset, over its legal actions (`game.legal_actions(I)`).
+    nodes_touched : int
+        Histories (chance, decision and terminal alike) visited by the sampled episodes since
+        construction, each counted once per episode that visits it; `sampled_regrets` episodes
+        count too. An outcome-sampling episode visits one root-to-terminal path; an
+        external-sampling episode a subtree. Counted per path segment from the tree depths,
+        so it costs nothing per node.
 
     Notes
     -----
@@ -168,6 +175,7 @@ class MCCFR(Solver):
         self.policy_sums = [[0.0] * k for k in sizes]
         self._sigma = [None] * len(sizes)          # cached regret matching, None = stale
         self._draw = _uniform_stream(self.rng).__next__
+        self.nodes_touched = 0
 
     def _policy(self, infoset):
         """sigma(I): regret matching of the current regrets, cached until they change."""
@@ -221,6 +229,7 @@ class MCCFR(Solver):
                     opp_reach *= sigma[k]
                     sample_reach *= sigma[k]
             h = flat.first_child[h] + k
+        self.nodes_touched += flat.depth[h] + 1          # the path from the root to the terminal h
         # the other players' and chance's nodes pass the estimate up unchanged (sigma/s = 1 there)
         value = flat.returns[h][player]
         for infoset, sigma, sample, k, my, opp, reach in reversed(path):
@@ -243,13 +252,18 @@ class MCCFR(Solver):
         chance_cumulative = flat.chance_cumulative
         averaging_player = (player + 1) % self.game.num_players
         draw, sigma_cache, current_regrets = self._draw, self._sigma, self.regrets
+        depth = flat.depth
+        touched = 0
 
         def value_of(h):
             """Sampled value of history h for `player`, updating player's regrets below h."""
+            nonlocal touched
+            start = depth[h]
             acting = kind[h]
             # chance and the other players: follow one sampled move
             while acting != player:
                 if acting == TERMINAL:
+                    touched += depth[h] - start + 1      # the sampled segment from the start to h
                     return returns[h][player]
                 if acting == CHANCE:
                     k = _pick(chance_cumulative[h], draw())
@@ -265,7 +279,8 @@ class MCCFR(Solver):
                             sums[a] += x
                 h = first_child[h] + k
                 acting = kind[h]
-            # the update player: follow every action
+            # the update player: follow every action (each child counts its own segment)
+            touched += depth[h] - start + 1
             infoset = infoset_of[h]
             sigma = sigma_cache[infoset]
             if sigma is None:
@@ -285,6 +300,7 @@ class MCCFR(Solver):
             return value
 
         value_of(0)
+        self.nodes_touched += touched
 
     # -- estimates (for tests and teaching) ---------------------------------------
     def sampled_regrets(self, player: int) -> np.ndarray:

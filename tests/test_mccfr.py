@@ -155,3 +155,46 @@ def test_same_random_numbers_same_regrets_as_openspiel(game_name, iterations, sa
         np.testing.assert_allclose(ours.regrets[i], regrets, atol=1e-9, rtol=0, err_msg=key)
         np.testing.assert_allclose(ours.policy_sums[i], sums, atol=1e-9, rtol=1e-12, err_msg=key)
     assert max(abs(r) for row in ours.regrets for r in row) > 0.1
+
+
+@pytest.mark.parametrize("sampling, allowed", [
+    # outcome: one root-to-terminal path per player's episode. Kuhn's terminals sit after the deal
+    # (2 chance moves) and 2 or 3 bets: 1 + 2 + 2 = 5 or 1 + 2 + 3 = 6 histories per path
+    ("outcome", {10, 11, 12}),
+    # external, player 1's episode: root, 2 deal nodes, 2 actions at P1's root infoset; after
+    # pass, P2 samples one move (pass -> terminal: 2 histories; bet -> P1 decides with 2 terminals:
+    # 4); after bet, P2 samples one terminal (2 histories): 3 + {2, 4} + 2 = 7 or 9.
+    # Player 2's episode: 3 + P1 samples (bet -> P2 node + 2 terminals: 3; pass -> P2 node,
+    # pass terminal, bet -> P1 samples one terminal: 1 + 1 + 1 + 1 = 4): 6 or 7.
+    ("external", {13, 14, 15, 16}),
+])
+def test_nodes_touched_on_kuhn(kuhn, sampling, allowed):
+    solver = MCCFR(kuhn, sampling=sampling, seed=3)
+    assert solver.nodes_touched == 0
+    seen = set()
+    for _ in range(300):
+        before = solver.nodes_touched
+        solver.step()
+        seen.add(solver.nodes_touched - before)
+    assert seen <= allowed and len(seen) > 1, seen
+
+
+class _CountingList(list):
+    """Counts item reads: every episode reads flat.player[h] once per history it visits."""
+
+    reads = 0
+
+    def __getitem__(self, index):
+        self.reads += 1
+        return list.__getitem__(self, index)
+
+
+@pytest.mark.parametrize("sampling", ["outcome", "external"])
+def test_nodes_touched_equals_the_histories_read(leduc, sampling):
+    import copy
+    solver = MCCFR(leduc, sampling=sampling, seed=5)
+    solver.flat = copy.copy(solver.flat)
+    solver.flat.player = _CountingList(solver.flat.player)
+    solver.run(40)
+    solver.sampled_regrets(1)          # a scratch episode is a traversal too
+    assert solver.nodes_touched == solver.flat.player.reads > 0
