@@ -11,7 +11,8 @@ sigma_i, a probability vector over it. One PSRO iteration:
    it plays like drawing pi_i^k with probability sigma_i(k) before the game);
 2. every player adds an exact best response to the others' mixtures to its population;
 3. the meta-game (empirical game) is extended: M_i[k_0, ..., k_{n-1}] is player i's expected
-   payoff when every player j follows pi_j^{k_j};
+   payoff when every player j follows pi_j^{k_j} (only the entries with a new member are computed;
+   the others are kept from the previous iteration);
 4. the meta-solver returns new meta-strategies sigma_i;
 5. NashConv of the new mixture is recorded in `nash_conv_history`.
 
@@ -97,7 +98,8 @@ class PSRO(Solver):
         self._weighted_returns = (_reach(game, edge_probabilities(game, ones))[n, z][:, None]
                                   * game.returns[z])                        # chance(z) u_i(z), (Z, n)
         self.populations = [[start.copy()] for _ in range(n)]
-        self._terminal_plans = [[self._terminal_plan(start, p)] for p in range(n)]
+        # x_j^k(z) of every member, one (K_j, Z) array per player, grown by one row per iteration
+        self._terminal_plans = [self._terminal_plan(start, p)[None, :] for p in range(n)]
         self.meta_game = self._compute_meta_game()
         self.meta_strategies = [np.ones(1) for _ in range(n)]
         self._warned = set()
@@ -120,8 +122,8 @@ class PSRO(Solver):
                             "row, so its equilibrium is not unique")
         for p, br in enumerate(responses):
             self.populations[p].append(br)
-            self._terminal_plans[p].append(self._terminal_plan(br, p))
-        self.meta_game = self._compute_meta_game()
+            self._terminal_plans[p] = np.vstack([self._terminal_plans[p], self._terminal_plan(br, p)])
+        self.meta_game = self._extend_meta_game(self.meta_game)
         self.meta_strategies = self._solve_meta_game()
         self._mixture = self.average_policy()
         self.nash_conv_history.append((self.iteration + 1, nash_conv(game, self._mixture)))
@@ -193,13 +195,44 @@ class PSRO(Solver):
         """x(z): the player's own probability of its moves on the way to every terminal z."""
         return _reach(self.game, edge_probabilities(self.game, probs))[player, self.game.terminals]
 
+    def _meta_game_block(self, plans):
+        """M[i, k_0, ..., k_{n-1}] = sum_z chance(z) u_i(z) prod_j x_j^{k_j}(z) for the members
+        whose terminal plans are given (one (K_j, Z) array per player).
+
+        The sum over z is a running sum in terminal order (cumsum), whatever the block's shape, so an
+        entry gets the same bits whether it is computed in a one-row slab or in the whole table
+        (einsum would pick a different loop for a length-1 axis and change the last bits).
+        """
+        n = len(plans)
+        product = 1.0
+        for j, x in enumerate(plans):                       # x_0 * x_1 * ... broadcast to (K_0, ..., K_{n-1}, Z)
+            shape = [1] * n + [x.shape[1]]
+            shape[j] = x.shape[0]
+            product = product * x.reshape(shape)
+        weights = self._weighted_returns.T.reshape((n,) + (1,) * n + (-1,))
+        return np.cumsum(product[None] * weights, axis=-1)[..., -1]
+
     def _compute_meta_game(self):
-        """M[i, k_0, ..., k_{n-1}] = sum_z chance(z) u_i(z) prod_j x_j^{k_j}(z), one einsum."""
-        n = self.game.num_players
-        letters = "abcdefghijklmnopqrstuvwxy"[:n]
-        plans = [np.array(plans) for plans in self._terminal_plans]           # (K_j, Z) each
-        spec = ",".join(f"{c}z" for c in letters) + ",zi->i" + letters
-        return np.einsum(spec, *plans, self._weighted_returns, optimize=True)
+        """The whole meta-game, every entry computed from the terminal plans."""
+        block = self._meta_game_block(self._terminal_plans)
+        table = np.moveaxis(np.empty(block.shape[1:] + block.shape[:1]), -1, 0)   # player-last, as above
+        table[...] = block
+        return table
+
+    def _extend_meta_game(self, old):
+        """The meta-game after every player gained one member: the old entries are copied, and only
+        the slabs holding a new member (k_j = K_j - 1 for some j) are computed, so an iteration
+        costs O(n K^{n-1} Z) instead of O(K^n Z). The entries are those of a full recomputation,
+        bit for bit (see `_meta_game_block`)."""
+        plans = self._terminal_plans
+        # laid out player-last in memory, as einsum returned it before: matrix-vector products in
+        # the meta-solvers sum in an order set by the strides, and they must not change
+        new = np.moveaxis(np.empty(tuple(len(x) for x in plans) + (old.shape[0],)), -1, 0)
+        new[(slice(None),) + tuple(slice(k) for k in old.shape[1:])] = old
+        for j in range(len(plans)):
+            newest = plans[:j] + [plans[j][-1:]] + plans[j + 1:]
+            new[(slice(None),) * (j + 1) + (slice(-1, None),)] = self._meta_game_block(newest)
+        return new
 
     def _solve_meta_game(self):
         sizes = self.population_sizes

@@ -186,3 +186,30 @@ def test_bad_arguments(kuhn):
         PSRO("kuhn_poker(players=3)", meta_solver="nash")
     with pytest.raises(ValueError, match="iterations"):
         PSRO(kuhn).run(-1)
+
+
+@pytest.mark.parametrize("meta_solver", ["nash", "uniform"])
+def test_incremental_meta_game_equals_a_full_recomputation_on_leduc(meta_solver):
+    """Each iteration computes only the meta-game slabs with a new member; after several iterations
+    the table must be the full recomputation digit for digit, and its entries (old members against
+    old, old against new, new against new) the expected payoffs evaluated directly."""
+    leduc = lk.games.load("leduc_poker")
+    psro = PSRO(leduc, meta_solver=meta_solver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        psro.run(7)
+    assert psro.meta_game.shape == (2, 8, 8)
+    np.testing.assert_array_equal(psro.meta_game, psro._compute_meta_game())
+    for i, j in [(0, 0), (1, 3), (3, 1), (0, 7), (7, 0), (5, 6), (7, 7)]:
+        direct = lk.expected_payoffs(leduc, joint(leduc, [psro.populations[0][i], psro.populations[1][j]]))
+        np.testing.assert_allclose(psro.meta_game[:, i, j], direct, rtol=0, atol=1e-12)
+
+
+def test_incremental_meta_game_on_three_players():
+    game = lk.games.load("kuhn_poker(players=3)")
+    psro = PSRO(game, meta_solver="uniform")
+    psro.run(3)
+    np.testing.assert_array_equal(psro.meta_game, psro._compute_meta_game())
+    members = [psro.populations[0][3], psro.populations[1][0], psro.populations[2][2]]
+    np.testing.assert_allclose(psro.meta_game[:, 3, 0, 2], lk.expected_payoffs(game, joint(game, members)),
+                               rtol=0, atol=1e-12)
