@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import copy
 import csv
 import json
 import sys
@@ -83,31 +82,6 @@ def _cut(grid, stop):
 
 
 # ---------------------------------------------------------------------------- MCCFR
-class _ReadCounter(list):
-    """A list that counts how often an item is read.
-
-    An MCCFR episode looks up ``flat.player[h]`` exactly once for every history h it visits
-    (chance, decision and terminal nodes alike), so wrapping that list counts the nodes touched
-    independently of ``MCCFR.nodes_touched``. The runs below use the public counter; this wrapper
-    stays only as the independent cross-check tests/test_lab15_data.py still calls.
-    """
-
-    reads = 0
-
-    def __getitem__(self, index):
-        self.reads += 1
-        return list.__getitem__(self, index)
-
-
-def counting_mccfr(game, sampling, seed):
-    """An lk.MCCFR whose solver.flat.player also counts the histories its episodes visit (a check
-    of ``solver.nodes_touched``; not used by the runs)."""
-    solver = lk.MCCFR(game, sampling=sampling, seed=seed)
-    solver.flat = copy.copy(solver.flat)               # the shared cached tree stays untouched
-    solver.flat.player = _ReadCounter(solver.flat.player)
-    return solver
-
-
 def run_mccfr(sampling, seed, stop=None):
     """Rows (sampling, seed, iteration, nodes_touched, nash_conv) on a log grid of iterations
     (the grid of the full run, cut at `stop` for a quick prefix)."""
