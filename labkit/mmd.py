@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit.evaluate import _cf_values, _reach, edge_probabilities, expected_payoffs
+from labkit.evaluate import _cf_values, _reach, edge_probabilities, expected_payoffs, policy_array
 from labkit.policy import TabularPolicy, infoset_own_reach, validate_probs
 from labkit.solver import Solver
 
@@ -364,10 +364,8 @@ def _masked_log(game, probs):
 
 
 def _policy_probs(game, policy):
-    if isinstance(policy, TabularPolicy):
-        if policy.game is not game and policy.probs.shape != game.legal_mask.shape:
-            raise ValueError(f"the policy belongs to {policy.game.name}, not to {game.name}")
-        return policy.probs
-    probs = np.asarray(policy, dtype=float)
-    validate_probs(game, probs)
+    """The probability array of a TabularPolicy or a (validated) plain array."""
+    probs = policy_array(game, policy)
+    if not isinstance(policy, TabularPolicy):
+        validate_probs(game, probs)
     return probs
