@@ -19,25 +19,13 @@ different random streams, so they agree only statistically).
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import labkit as lk
 from labkit.mccfr import MCCFR
 
-
-def interleaved(steppers, iterations, repeats):
-    samples = {name: [] for name in steppers}
-    for _ in range(repeats):
-        for name, (step, share) in steppers.items():
-            count = max(1, int(iterations * share))
-            start = time.process_time()         # CPU time of this process: less sensitive to other jobs
-            for _ in range(count):
-                step()
-            samples[name].append((time.process_time() - start) / count)
-    return {name: statistics.median(v) for name, v in samples.items()}
+from bench_cfr import interleaved   # the same alternating-block timing (run from benchmarks/ or by path)
 
 
 def compare(game_name, sampling, quick):
