@@ -34,11 +34,6 @@ script = _load_script()
 
 
 @pytest.fixture(scope="module")
-def leduc():
-    return lk.games.load("leduc_poker")
-
-
-@pytest.fixture(scope="module")
 def mccfr_rows():
     return script.read_csv(DATA / "ch04_mccfr_leduc.csv")
 

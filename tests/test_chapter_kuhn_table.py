@@ -22,11 +22,6 @@ PRINTED_STRATEGY = {
 
 
 @pytest.fixture(scope="module")
-def kuhn():
-    return lk.games.load("kuhn_poker")
-
-
-@pytest.fixture(scope="module")
 def cfr_plus_10000(kuhn):
     solver = lk.CFRPlus(kuhn)
     solver.run(10_000)

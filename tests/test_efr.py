@@ -17,16 +17,6 @@ ALL_TYPES = list(DEVIATION_NAMES)
 PUBLISHED_TYPES = [name for name in DEVIATION_NAMES if name != "act"]
 
 
-@pytest.fixture(scope="module")
-def leduc():
-    return lk.games.load("leduc_poker")
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    return lk.games.load("kuhn_poker")
-
-
 def openspiel_table(game, keys, os_policy):
     probs = np.zeros(game.legal_mask.shape)
     for i, key in enumerate(keys):

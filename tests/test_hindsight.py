@@ -59,11 +59,6 @@ def shapley():
     return lk.games.load(TwiceShapley())
 
 
-@pytest.fixture(scope="module")
-def leduc():
-    return lk.games.load("leduc_poker")
-
-
 def random_profile(game, rng):
     probs = rng.random(game.legal_mask.shape) * game.legal_mask
     probs[rng.random(probs.shape) < 0.2] = 0.0           # some zero probabilities, as EFR produces

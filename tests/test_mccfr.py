@@ -8,16 +8,6 @@ from labkit.games.openspiel_adapter import openspiel_infoset_keys as openspiel_k
 from labkit.mccfr import MCCFR
 
 
-@pytest.fixture(scope="module")
-def kuhn():
-    return lk.games.load("kuhn_poker")
-
-
-@pytest.fixture(scope="module")
-def leduc():
-    return lk.games.load("leduc_poker")
-
-
 @pytest.mark.parametrize("sampling", ["outcome", "external"])
 def test_same_seed_same_digits(leduc, sampling):
     a = MCCFR(leduc, sampling=sampling, seed=11)

@@ -11,16 +11,6 @@ from labkit.mmd import MMD, sequence_form_gradient, sequence_form_payoff_max
 
 
 @pytest.fixture(scope="module")
-def kuhn():
-    return lk.games.load("kuhn_poker")
-
-
-@pytest.fixture(scope="module")
-def leduc():
-    return lk.games.load("leduc_poker")
-
-
-@pytest.fixture(scope="module")
 def brps():
     return lk.games.load("biased_rock_paper_scissors")
 

@@ -19,11 +19,6 @@ OPENSPIEL_UNIFORM = [0.9167, 0.6250, 0.4167, 0.3542, 0.2833, 0.2639, 0.2262, 0.1
 OPENSPIEL_NASH_FIRST = [0.9167, 0.8333, 0.3333]
 
 
-@pytest.fixture(scope="module")
-def kuhn():
-    return lk.games.load("kuhn_poker")
-
-
 def joint(game, members):
     """The joint policy in which player p follows members[p] (an (I, A) array)."""
     probs = np.zeros(game.legal_mask.shape)
