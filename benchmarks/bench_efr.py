@@ -7,8 +7,10 @@
 Times are CPU seconds of this process by default (robust to other jobs on a shared machine);
 --wall measures wall-clock time instead.
 
-1. Leduc: seconds per self-play iteration (`step`, both players) of each type, median of blocks;
-   OpenSpiel's `EFRSolver` on the same types (1-2 iterations: it is pure Python), and the ratio.
+1. Leduc: seconds per self-play iteration (`step`, both players) of each type, median of blocks,
+   with labkit's default numerics and with fixed_point="paper" (the authors' floating-point
+   order and Eigen solver); OpenSpiel's `EFRSolver` on the same types (1-2 iterations: it is pure
+   Python), and the ratio to the default.
    OpenSpiel's non-"cf" types compute different (wrong on Leduc) deviations, see
    shared/reference/openspiel.md section 3.3: the comparison is of cost, not of results.
 2. The cost of one seat's update against a fixed profile (`update(profile, players=[p])`), the unit
@@ -52,7 +54,10 @@ CLOCK = time.process_time
 
 def self_play_table(game, quick, openspiel_game=None, openspiel_types=()):
     print(f"\n{game.name}: seconds per self-play iteration (both players update)")
-    print(f"  {'type':11s} {'labkit':>10s} {'build':>8s} {'regrets':>8s} {'OpenSpiel efr.py':>17s} {'ratio':>8s}")
+    from labkit.efr.eigen import available
+    paper_ok = available()[0]
+    print(f"  {'type':11s} {'labkit':>10s} {'paper':>10s} {'build':>8s} {'regrets':>8s} "
+          f"{'OpenSpiel efr.py':>17s} {'ratio':>8s}")
     results = {}
     for kind in DEVIATION_NAMES:
         start = time.perf_counter()
@@ -60,6 +65,11 @@ def self_play_table(game, quick, openspiel_game=None, openspiel_types=()):
         build = time.perf_counter() - start
         efr.run(3)                                    # warm-up
         ours = median_time(efr.step, 10 if quick else 30, 3 if quick else 5)
+        paper = None
+        if paper_ok:
+            replica = EFR(game, kind, fixed_point="paper", record_profiles=False)
+            replica.run(3)
+            paper = median_time(replica.step, 10 if quick else 30, 3 if quick else 5)
         theirs = None
         if openspiel_game is not None and kind in openspiel_types:
             from open_spiel.python.algorithms import efr as os_efr
@@ -69,7 +79,9 @@ def self_play_table(game, quick, openspiel_game=None, openspiel_types=()):
         results[kind] = ours
         other = f"{theirs * 1e3:14.0f} ms" if theirs else f"{'-':>17s}"
         ratio = f"{theirs / ours:7.0f}x" if theirs else f"{'-':>8s}"
-        print(f"  {kind:11s} {ours * 1e3:7.2f} ms {build:7.2f}s {efr.structure.num_regrets():8d} {other} {ratio}")
+        paper_text = f"{paper * 1e3:7.2f} ms" if paper else f"{'-':>10s}"
+        print(f"  {kind:11s} {ours * 1e3:7.2f} ms {paper_text} {build:7.2f}s {efr.structure.num_regrets():8d} "
+              f"{other} {ratio}")
     return results
 
 

@@ -86,7 +86,11 @@ def _sequences(kind, preds, legal, A):
     path = [I * A + a for I, a in preds]
     # BPS sequence k (k = 1..d+1): follow the strategy before I_k, play straight to I from I_k on
     bps = [path[:k] for k in range(d + 1)]                 # bps[0] all external, bps[d] identity
-    triggers = [path[:k] + [I * A + b] for k, (I, a) in enumerate(preds) for b in legal(I) if b != a]
+    # informed triggers at I_k (identity before I_k, b -> a_k at I_k, external after)
+    triggers = [[path[:k] + [I * A + b] for b in legal(I) if b != a] for k, (I, a) in enumerate(preds)]
+    # the causal order of the authors' sequence lists: bps[0], triggers at I_1, bps[1], ..., bps[d]
+    # (only the order of floating-point sums depends on it)
+    causal = [s for k in range(d) for s in [bps[k]] + triggers[k]] + [bps[d]]
     K = DeviationType
     if kind is K.ACT:
         return [(path, EXTERNAL)]
@@ -106,11 +110,11 @@ def _sequences(kind, preds, legal, A):
         return [(s, BOTH) for s in bps]
     if kind is K.CSPS:
         # external on every sequence except the identity one (internal only there)
-        return [(s, EXTERNAL) for s in bps[:d]] + [(bps[d], INTERNAL)] + [(s, EXTERNAL) for s in triggers]
+        return [(s, EXTERNAL) for s in causal[:-1]] + [(causal[-1], INTERNAL)]
     if kind is K.TIPS:
-        return [(s, INTERNAL) for s in bps + triggers]
+        return [(s, INTERNAL) for s in causal]
     if kind is K.TIPS_EX_IN:
-        return [(s, BOTH) for s in bps + triggers]
+        return [(s, BOTH) for s in causal]
     if kind is K.BHV:
         # every tuple (b_1..b_d): b_k = a_k is the identity at I_k, b_k != a_k the trigger b_k -> a_k
         choices = [[I * A + b for b in legal(I)] for I, _ in preds]

@@ -38,13 +38,18 @@ self-play on Leduc this happens in round 5 already (four infosets "Q?|K?|crc|r" 
 rows played against that self-play sequence change by tens of mbb over 500 rounds (CFPS: 89.8
 exact, 33.5 with rule="lstsq", 30.4 published). Rounding sensitivity is therefore a property of
 the column (the self-play sequence) as well as of the row. ``rule="lstsq"`` measures it.
+
+``rule="paper"`` removes the question: it is the authors' solver itself (Eigen's JacobiSVD,
+`labkit.efr.eigen`), and ``EFR(..., fixed_point="paper")`` also forms every sum of the round in
+their order (`labkit.efr.paper_numerics`), so that the solver sees the same bits. With it the
+Leduc tables of the paper's Figure E.5 are reproduced to the printed decimal.
 """
 from __future__ import annotations
 
 import numpy as np
 
 
-FIXED_POINT_RULES = ("exact", "lstsq")
+FIXED_POINT_RULES = ("exact", "lstsq", "paper")
 
 
 def transformation_fixed_point(y, legal, external_offset, internal_offset, rule="exact"):
@@ -58,12 +63,13 @@ def transformation_fixed_point(y, legal, external_offset, internal_offset, rule=
         slots ``internal_offset + a * A + b`` are "a becomes b". Slots of illegal actions and
         the diagonal a -> a must be 0.
     legal : (B, A) bool
-    rule : {"exact", "lstsq"}
+    rule : {"exact", "lstsq", "paper"}
         "exact" (default): the rule of this module's docstring. "lstsq": the EFR authors' approach
-        in floating point, for comparison: wherever an internal transformation carries weight, the
+        with numpy, for comparison: wherever an internal transformation carries weight, the
         minimum-norm least-squares solution of [L - I; 1^T] sigma = [0; 1] by SVD, clipped to
-        [0, 1]. Its rounding noise (about 1e-16 on actions that should get 0) is not theirs
-        (their Eigen build's), so it shows how far rounding alone moves results, not their digits.
+        [0, 1]. Its rounding noise (about 1e-16 on actions that should get 0) is not theirs, so it
+        shows how far rounding alone moves results. "paper": their procedure exactly, Eigen's
+        JacobiSVD included (`labkit.efr.eigen`, which needs a C++ compiler and Eigen's headers).
 
     Returns
     -------
@@ -71,6 +77,9 @@ def transformation_fixed_point(y, legal, external_offset, internal_offset, rule=
     """
     if rule not in FIXED_POINT_RULES:
         raise ValueError(f"rule must be one of {FIXED_POINT_RULES}, got {rule!r}")
+    if rule == "paper":
+        from labkit.efr.eigen import eigen_fixed_point
+        return eigen_fixed_point(y, legal, external_offset, internal_offset)
     B, A = legal.shape
     external = y[:, external_offset:external_offset + A] if external_offset is not None else np.zeros((B, A))
     internal = (y[:, internal_offset:internal_offset + A * A].reshape(B, A, A)

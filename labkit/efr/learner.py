@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.efr.deviations import describe_row, describe_slot, deviation_structure, parse_deviation_type
+from labkit.efr import paper_numerics
 from labkit.efr.fixed_point import FIXED_POINT_RULES, transformation_fixed_point
 from labkit.evaluate import edge_probabilities, policy_array
 from labkit.policy import TabularPolicy, infoset_own_reach, normalize_rows
@@ -45,11 +46,14 @@ class EFR(Solver):
     record_profiles : bool
         Keep every current profile in `profiles` (default). Long runs on big games that only
         need the current profile can switch it off to save memory.
-    fixed_point : {"exact", "lstsq"}
+    fixed_point : {"exact", "lstsq", "paper"}
         How regret matching over internal transformations picks its fixed point
         (`labkit.efr.fixed_point`): "exact" (default) is deterministic and gives transient actions
-        exactly 0; "lstsq" is the authors' floating-point least squares, for showing how much
-        rounding alone moves the rounding-sensitive results.
+        exactly 0; "lstsq" is a floating-point least squares like the authors', for showing how
+        much rounding alone moves the rounding-sensitive results; "paper" is the authors'
+        computation bit for bit: their Eigen solver (`labkit.efr.eigen`, compiled on first use)
+        and every sum of the round in their order (`labkit.efr.paper_numerics`). It reproduces
+        the paper's Leduc tables to the printed decimal and is about twice as slow.
 
     Attributes
     ----------
@@ -68,6 +72,11 @@ class EFR(Solver):
         if fixed_point not in FIXED_POINT_RULES:
             raise ValueError(f"fixed_point must be one of {FIXED_POINT_RULES}, got {fixed_point!r}")
         self.fixed_point = fixed_point
+        if fixed_point == "paper":
+            from labkit.efr.eigen import available
+            ok, reason = available()
+            if not ok:
+                raise RuntimeError(reason)
         self.record_profiles = bool(record_profiles)
         self.deviations = parse_deviation_type(deviations)
         self.structure = deviation_structure(self.game, self.deviations)
@@ -138,29 +147,41 @@ class EFR(Solver):
         # 1. counterfactual values and reached decision points, for every learning player
         q = np.zeros(g.legal_mask.shape)
         reached = np.zeros(g.num_infosets, dtype=bool)
+        paper = self.fixed_point == "paper"
+        own_value = np.zeros(g.num_infosets)
         for p in players:
             mine = self._player_infosets[p]
             profile = np.where(mine[:, None], before, opponents)
-            values, others_reach = self._tree_pass(profile, p)
+            if paper:
+                values, value, is_reached = paper_numerics.counterfactual_values(g, profile, p)
+                own_value[mine] = value[mine]
+                reached[mine] = is_reached[mine]
+            else:
+                values, others_reach = self._tree_pass(profile, p)
+                reached[mine] = others_reach[mine] > 0
             q[mine] = values[mine]
-            reached[mine] = others_reach[mine] > 0
 
         # 2. immediate regrets of every transformation slot, per infoset
-        rho = self._immediate_regrets(q, before)
+        if paper:
+            rho = paper_numerics.immediate_regrets(g, st, q, own_value, before)
+        else:
+            rho = self._immediate_regrets(q, before)
         for p in players:
             rows = self._player_rows[p]
             # 3. regrets weighted by the time-selection weight under the strategy that was played
             # (the weights step 4 computed last time: they used exactly that strategy)
             weight = self._weights.get(p)
             if weight is None:
-                weight = self._flat[st.row_factors[rows]].prod(axis=1)
+                weight = self._row_weights(rows)
             self.regrets[rows] += weight[:, None] * rho[st.row_infoset[rows]] * st.row_active[rows]
             # 4. new strategies, top-down: a block's weights read the already updated predecessors
             new_weight = np.empty(rows.stop - rows.start)
             for block, infosets, starts in st.blocks[p]:
-                weight = self._flat[st.row_factors[block]].prod(axis=1)
+                weight = self._row_weights(block)
                 new_weight[block.start - rows.start:block.stop - rows.start] = weight
-                y = np.add.reduceat(weight[:, None] * np.maximum(self.regrets[block], 0.0), starts, axis=0)
+                terms = weight[:, None] * np.maximum(self.regrets[block], 0.0)
+                y = (paper_numerics.sequential_segment_sums(terms, starts) if paper
+                     else np.add.reduceat(terms, starts, axis=0))
                 sigma = transformation_fixed_point(y, g.legal_mask[infosets], self._external_offset,
                                                    self._internal_offset, self.fixed_point)
                 update = reached[infosets]
@@ -172,6 +193,13 @@ class EFR(Solver):
             self.profiles.clear()
         self.profiles.append(self._probs.copy())
         return self
+
+    def _row_weights(self, rows):
+        """Time-selection weights w_I(s; pi) of a slice of rows under the current strategy."""
+        factors = self._flat[self.structure.row_factors[rows]]
+        if self.fixed_point == "paper":
+            return paper_numerics.sequential_products(factors)
+        return factors.prod(axis=1)
 
     def regret_table(self, key):
         """The cumulative regrets of the infoset `key`, one entry per (memory, transformation):

@@ -8,7 +8,6 @@ to a running Dask cluster instead (``dask scheduler`` / ``dask worker ADDRESS`` 
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
 
@@ -37,9 +36,11 @@ def build_parser():
                      help="run on a Dask cluster, e.g. tcp://10.0.0.1:8786 (needs dask[distributed])")
     efr.add_argument("--rows-per-unit", type=int, default=None,
                      help="fixed regime: rows per work unit (default all: one self-play per column)")
-    efr.add_argument("--fixed-point", choices=["exact", "lstsq"], default="exact",
-                     help="EFR's fixed-point rule: labkit's exact one (default) or the authors' "
-                          "floating-point least squares")
+    efr.add_argument("--fixed-point", choices=["paper", "exact", "lstsq"], default="paper",
+                     help="EFR's numerics: 'paper' (default) is the authors' computation bit for bit "
+                          "(Eigen's JacobiSVD, compiled on first use; reproduces Figure E.5 to the "
+                          "printed decimal), 'exact' labkit's exact fixed point, 'lstsq' numpy's "
+                          "least squares")
     efr.add_argument("--out", default=None, metavar="PATH.json",
                      help="write the result as JSON (per-round values) and the means as CSV beside it")
     efr.add_argument("--heatmap", default=None, metavar="PATH.png", help="save a heatmap of the table")
@@ -58,11 +59,9 @@ def run_efr(args):
         client = Client(args.scheduler)
         executor = client.get_executor()
     try:
-        learner = (efr_learner if args.fixed_point == "exact"
-                   else functools.partial(efr_learner, fixed_point=args.fixed_point))
         result = efr_tournament(args.game, args.rows, args.columns or args.rows, regime=args.regime,
                                 rounds=args.rounds, executor=executor, progress=not args.quiet,
-                                rows_per_unit=args.rows_per_unit, learner=learner)
+                                rows_per_unit=args.rows_per_unit, fixed_point=args.fixed_point)
     finally:
         if client is not None:
             client.close()

@@ -222,7 +222,8 @@ def _check_names(kind, names):
 
 
 def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, regime="fixed", rounds=500,
-                   executor=None, *, progress=True, learner=efr_learner, rows_per_unit=None):
+                   executor=None, *, progress=True, learner=efr_learner, rows_per_unit=None,
+                   fixed_point="exact"):
     """Play every row variant against every column variant, as in the paper's experiments.
 
     Parameters
@@ -245,6 +246,11 @@ def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, re
     learner : callable (game, name) -> learner
         Builds a learner with ``current_policy()`` and ``update(opponents)``; default EFR.
         Must be picklable (a module-level function) for worker processes.
+    fixed_point : {"exact", "lstsq", "paper"}
+        The default learner's numerics (`labkit.efr.EFR`): "paper" replays the authors'
+        floating-point computation and reproduces their tables to the printed decimal (it needs a
+        C++ compiler and Eigen's headers, `labkit.efr.eigen`); "exact" (default) needs neither.
+        Ignored with a custom `learner`.
     rows_per_unit : int, optional
         Fixed regime only: rows stepped together with one replay of a column's self-play
         (default: all rows, so each column's self-play is computed exactly once; the diagonal
@@ -266,6 +272,16 @@ def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, re
     spec = game_spec(game)
     if learner is efr_learner:
         from labkit.efr import EFR  # noqa: F401  (fail here, not in a worker, if EFR is missing)
+        from labkit.efr.fixed_point import FIXED_POINT_RULES
+        if fixed_point not in FIXED_POINT_RULES:
+            raise ValueError(f"fixed_point must be one of {FIXED_POINT_RULES}, got {fixed_point!r}")
+        if fixed_point == "paper":
+            from labkit.efr.eigen import available
+            ok, reason = available()       # build the solver once, here, before the workers start
+            if not ok:
+                raise RuntimeError(reason)
+        if fixed_point != "exact":
+            learner = functools.partial(efr_learner, fixed_point=fixed_point)
     rounds = int(rounds)
     start = time.perf_counter()
     if regime == "fixed":

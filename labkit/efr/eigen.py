@@ -1,0 +1,161 @@
+"""The EFR authors' fixed-point solver, Eigen's JacobiSVD, compiled on first use.
+
+Morrill et al. (2021) compute regret matching's fixed point at an infoset with internal
+transformations as the minimum-norm least-squares solution of
+
+    [L - I; 1^T] sigma = [0; 1],     L = (1/z) sum_phi y_phi phi,
+
+by Eigen's two-sided Jacobi SVD (ColPivHouseholderQR preconditioner), clipped to [0, 1]. In
+exact arithmetic that is a fixed point; in floating point it leaves values like 5.6e-17 on
+actions that should get 0, and on Leduc those specks decide later rounds (see
+`labkit.efr.fixed_point`). No numpy or scipy routine makes the same specks, so
+``EFR(..., fixed_point="paper")`` calls the same Eigen routine through this module:
+``eigen_fixed_point.cpp`` beside it is compiled once into a small shared library (cached under
+``$LABKIT_CACHE_DIR`` or ``~/.cache/labkit``) and loaded with ctypes.
+
+Requirements: a C++ compiler (``$CXX``, else ``c++`` or ``g++``) and Eigen 3.4's headers, found
+at ``$EIGEN3_INCLUDE_DIR``, in the ``cmeel-eigen`` package from PyPI (``pip install
+cmeel-eigen``), or in ``/usr/include/eigen3`` (Debian's ``libeigen3-dev``). The build uses no
+``-march`` flag and ``-ffp-contract=off``: fused multiply-adds change the specks, and the
+baseline x86-64 build is the one whose specks reproduce the paper's tables.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+SOURCE = Path(__file__).with_name("eigen_fixed_point.cpp")
+FLAGS = ["-O2", "-std=c++14", "-shared", "-fPIC", "-DNDEBUG", "-ffp-contract=off"]
+
+_library = None
+
+
+class EigenUnavailable(RuntimeError):
+    """Raised when the Eigen fixed point cannot be built here; the message says what is missing."""
+
+
+def eigen_include_dir():
+    """The first directory holding Eigen's headers (``<dir>/Eigen/Dense``), or None."""
+    candidates = []
+    if os.environ.get("EIGEN3_INCLUDE_DIR"):
+        candidates.append(Path(os.environ["EIGEN3_INCLUDE_DIR"]))
+    for entry in sys.path:
+        if entry:
+            candidates.append(Path(entry) / "cmeel.prefix" / "include" / "eigen3")
+    candidates += [Path(sys.prefix) / "include" / "eigen3", Path("/usr/include/eigen3"),
+                   Path("/usr/local/include/eigen3")]
+    for directory in candidates:
+        if (directory / "Eigen" / "Dense").is_file():
+            return directory
+    return None
+
+
+def eigen_version(include_dir):
+    """Eigen's version string, read from its Macros.h, e.g. "3.4.0"."""
+    macros = Path(include_dir) / "Eigen" / "src" / "Core" / "util" / "Macros.h"
+    numbers = {}
+    for line in macros.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "#define" and parts[1] in (
+                "EIGEN_WORLD_VERSION", "EIGEN_MAJOR_VERSION", "EIGEN_MINOR_VERSION"):
+            numbers[parts[1]] = parts[2]
+    return ".".join(numbers.get(k, "?") for k in ("EIGEN_WORLD_VERSION", "EIGEN_MAJOR_VERSION",
+                                                    "EIGEN_MINOR_VERSION"))
+
+
+def _compiler():
+    for name in (os.environ.get("CXX"), "c++", "g++", "clang++"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def _cache_dir():
+    root = os.environ.get("LABKIT_CACHE_DIR")
+    if root:
+        return Path(root)
+    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
+    return Path(base) / "labkit"
+
+
+def build(verbose=False):
+    """Compile the solver if needed and return the path of the shared library."""
+    include = eigen_include_dir()
+    if include is None:
+        raise EigenUnavailable(
+            "fixed_point='paper' needs Eigen 3.4's headers: `pip install cmeel-eigen`, or "
+            "`apt-get install libeigen3-dev`, or set EIGEN3_INCLUDE_DIR")
+    compiler = _compiler()
+    if compiler is None:
+        raise EigenUnavailable("fixed_point='paper' needs a C++ compiler (set CXX, or install g++)")
+    key = hashlib.sha256()
+    for part in (SOURCE.read_bytes(), str(include).encode(), eigen_version(include).encode(),
+                 compiler.encode(), " ".join(FLAGS).encode()):
+        key.update(part)
+    target = _cache_dir() / f"labkit_eigen_fixed_point_{key.hexdigest()[:16]}.so"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # build beside the target and rename: concurrent first uses (test workers) never see half a file
+    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+        partial = Path(scratch) / target.name
+        command = [compiler, *FLAGS, f"-I{include}", str(SOURCE), "-o", str(partial)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise EigenUnavailable(f"compiling {SOURCE.name} failed:\n{' '.join(command)}\n{done.stderr[-2000:]}")
+        if verbose:
+            print(" ".join(command))
+        os.replace(partial, target)
+    return target
+
+
+def _load():
+    global _library
+    if _library is None:
+        library = ctypes.CDLL(str(build()))
+        function = library.labkit_eigen_fixed_points
+        function.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_void_p, ctypes.c_void_p]
+        function.restype = ctypes.c_int
+        _library = function
+    return _library
+
+
+def available():
+    """(True, "") if the solver builds and loads here, else (False, the reason)."""
+    try:
+        _load()
+    except (EigenUnavailable, OSError) as error:
+        return False, str(error)
+    return True, ""
+
+
+def eigen_fixed_point(y, legal, external_offset, internal_offset):
+    """Regret-matching strategies by the authors' procedure, for a batch of infosets.
+
+    Same arguments as `labkit.efr.fixed_point.transformation_fixed_point`: y is (B, S) with
+    external slots at ``external_offset + b`` and internal ones at ``internal_offset + a * A + b``.
+    Per infoset, over its legal actions in order: z = the sum of the weights (external ones first);
+    z = 0 gives the uniform strategy; only external weight (or two actions, where "a becomes b"
+    is "everything becomes b") gives sigma = (weight onto b) / z; otherwise the clipped
+    least-squares solution above.
+    """
+    function = _load()
+    B, A = legal.shape
+    external = (np.ascontiguousarray(y[:, external_offset:external_offset + A], dtype=float)
+                if external_offset is not None else None)
+    internal = (np.ascontiguousarray(y[:, internal_offset:internal_offset + A * A], dtype=float)
+                if internal_offset is not None else None)
+    legal_bytes = np.ascontiguousarray(legal, dtype=np.uint8)
+    out = np.empty((B, A))
+    function(B, A, None if external is None else external.ctypes.data,
+             None if internal is None else internal.ctypes.data, legal_bytes.ctypes.data, out.ctypes.data)
+    return out

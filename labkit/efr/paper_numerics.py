@@ -1,0 +1,163 @@
+"""EFR's round in the floating-point order of the authors' implementation.
+
+Which infosets a rounding-sensitive EFR variant updates, and how, can hinge on a 1e-17 (see
+`labkit.efr.fixed_point`). To replay the paper's runs digit for digit it is not enough to call
+the same least-squares routine (`labkit.efr.eigen`): its inputs must be the same bits, so every
+sum of the round is formed in the same order as in their code. ``EFR(..., fixed_point="paper")``
+uses the functions here; the mathematics is the same as the default path's.
+
+1. Counterfactual values by one depth-first pass (`counterfactual_values`): the weight
+   ``r(h)`` of a history is the product, root to h, of chance's and the other players'
+   probabilities; a terminal z is worth ``u_i(z) r(z)``; a node is worth the sum of its
+   children left to right (at the learner's own nodes ``sum_a pi(a) v(ha)``; the others' actions
+   of probability 0 are skipped). An infoset adds up ``q(I, a) = sum_h v(ha)`` and its own value
+   ``v(I) = sum_h v(h)`` over its histories in depth-first order. Chance nodes that directly
+   follow one another are summed level by level here (the authors flatten them), which Leduc
+   and goofspiel never have below the root.
+2. Immediate regrets (`immediate_regrets`) as ``rho(phi) = -v(I) + sum_a q(I, phi(a)) pi(a)``,
+   accumulated left to right. With pi(a) = 0 this is a rounding residue, not the exact 0 of
+   ``pi(a) (q(b) - q(a))``, and the residue is part of the paper's numbers.
+3. Time-selection weights multiply their factors root to leaf (`sequential_products`), and each
+   transformation's weight ``y_phi`` adds its sequences' terms in the order of the authors'
+   sequence lists (`sequential_segment_sums`; `labkit.efr.deviations` stores rows in that order).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from labkit.tree import CHANCE
+
+
+def depth_first_order(game):
+    """Pre-order position of every history in a depth-first walk that takes children in order
+    (cached on the game)."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "preorder" not in cache:
+        H = game.num_histories
+        subtree = np.ones(H, dtype=np.int64)
+        for _, _, below in reversed(game.child_blocks):
+            np.add.at(subtree, game.parent[below], subtree[below])
+        preorder = np.zeros(H, dtype=np.int64)
+        for _, _, below in game.child_blocks:
+            kids = np.arange(below.start, below.stop)
+            if len(kids) == 0:
+                continue
+            parents = game.parent[kids]
+            before = np.cumsum(subtree[kids]) - subtree[kids]          # sizes of earlier kids, level-wide
+            first = np.r_[True, parents[1:] != parents[:-1]]
+            group_start = np.maximum.accumulate(np.where(first, np.arange(len(kids)), 0))
+            preorder[kids] = preorder[parents] + 1 + before - before[group_start]
+        cache["preorder"] = preorder
+        cache["num_children"] = np.bincount(game.parent[1:], minlength=H) if H > 1 else np.zeros(H, np.int64)
+    return cache["preorder"], cache["num_children"]
+
+
+def counterfactual_values(game, profile, player):
+    """q(I, a), v(I) and "reached by the others" for `player`'s infosets (step 1 of the module).
+
+    Returns
+    -------
+    q : (I, A) array, v : (I,) array, reached : (I,) bool
+    """
+    g = game
+    H, A = g.num_histories, g.num_actions
+    preorder, num_children = depth_first_order(g)
+    # top-down: r(h) = r(parent) * (chance probability | other player's probability | 1)
+    weight = np.ones(H)
+    for level in g.levels[1:]:
+        h = np.arange(level.start, level.stop)
+        parent = g.parent[h]
+        mover = g.player[parent]
+        decision = mover >= 0
+        factor = np.where(mover == CHANCE, g.chance_prob[h], 1.0)
+        others = decision & (mover != player)
+        factor[others] = profile[g.infoset[parent[others]], g.action[h[others]]]
+        weight[h] = weight[parent] * factor
+    # bottom-up, children left to right
+    value = np.zeros(H)
+    z = g.terminals
+    value[z] = g.returns[z, player] * weight[z]
+    action_value = np.zeros((H, A))
+    for nodes, first_child, below in reversed(g.child_blocks):
+        if len(nodes) == 0:
+            continue
+        kids = num_children[nodes]
+        mover = g.player[nodes]
+        own = mover == player
+        infoset = np.maximum(g.infoset[nodes], 0)
+        total = np.zeros(len(nodes))
+        for k in range(int(kids.max())):
+            present = k < kids
+            child = np.where(present, below.start + first_child + k, 0)
+            action = np.where(mover >= 0, g.action[child], 0)
+            child_value = value[child]
+            prob = profile[infoset, action]
+            term = np.where(own, prob * child_value, child_value)
+            counted = present & ((mover == CHANCE) | own | (prob > 0))
+            total = np.where(counted, total + term, total)
+            mine = present & own
+            action_value[nodes[mine], action[mine]] = child_value[mine]
+        value[nodes] = total
+    # infoset sums over the reached histories, in depth-first order (bincount adds in input order)
+    histories = np.flatnonzero((g.player == player) & (weight > 0))
+    histories = histories[np.argsort(preorder[histories], kind="stable")]
+    infosets = g.infoset[histories]
+    I = g.num_infosets
+    q = np.stack([np.bincount(infosets, weights=action_value[histories, a], minlength=I) for a in range(A)],
+                 axis=1)
+    v = np.bincount(infosets, weights=value[histories], minlength=I)
+    reached = np.bincount(infosets, minlength=I) > 0
+    return q, v, reached
+
+
+def immediate_regrets(game, structure, q, v, probs):
+    """(I, S): rho(phi) = -v(I) + sum_a q(I, phi(a)) pi(a | I), summed over the actions in order
+    (illegal actions add exact zeros); 0 on slots of illegal transformations."""
+    g, st = game, structure
+    A = g.num_actions
+    parts = []
+    if st.has_external:
+        external = np.empty((g.num_infosets, A))
+        for b in range(A):
+            total = -v
+            for a in range(A):
+                total = total + q[:, b] * probs[:, a]
+            external[:, b] = total
+        parts.append(external * g.legal_mask)
+    if st.has_internal:
+        internal = np.zeros((g.num_infosets, A, A))
+        for source in range(A):
+            for target in range(A):
+                if source == target:
+                    continue
+                total = -v
+                for a in range(A):
+                    total = total + q[:, target if a == source else a] * probs[:, a]
+                internal[:, source, target] = total
+        internal *= g.legal_mask[:, :, None] & g.legal_mask[:, None, :]
+        parts.append(internal.reshape(g.num_infosets, A * A))
+    return np.concatenate(parts, axis=1)
+
+
+def sequential_products(factors):
+    """Row products of a (R, k) array, multiplied left to right."""
+    product = np.ones(factors.shape[0])
+    for column in factors.T:
+        product = product * column
+    return product
+
+
+def sequential_segment_sums(terms, starts):
+    """Sums of consecutive row segments of `terms` (segment s = rows starts[s]..starts[s+1]-1),
+    added top to bottom, starting from 0 as a running sum would.
+
+    The segments are padded with trailing zeros to a common length (x + 0 = x, so the padding
+    changes no bit) and summed by ``np.add.accumulate``, which runs left to right; np.sum and
+    np.add.reduceat may sum pairwise instead.
+    """
+    counts = np.diff(np.r_[starts, len(terms)])
+    width = int(counts.max(initial=0))
+    padded = np.zeros((len(starts), max(width, 1)) + terms.shape[1:])
+    segment = np.repeat(np.arange(len(starts)), counts)
+    padded[segment, np.arange(len(terms)) - np.repeat(starts, counts)] = terms
+    return np.add.accumulate(padded, axis=1)[:, -1]
