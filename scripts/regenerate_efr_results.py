@@ -1,6 +1,6 @@
 """Regenerate the cached EFR tournament results in data/efr/ (see data/efr/README.md).
 
-    .venv/bin/python scripts/regenerate_efr_results.py               # all six runs
+    .venv/bin/python scripts/regenerate_efr_results.py               # all seven runs
     .venv/bin/python scripts/regenerate_efr_results.py leduc_fixed   # one of them
     .venv/bin/python scripts/regenerate_efr_results.py --workers 1 --list
 
@@ -21,24 +21,29 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "efr"
 GOOFSPIEL_5_2P = "goofspiel(num_cards=5,players=2,points_order=ascending,imp_info=True)"
 GOOFSPIEL_4_3P = "goofspiel(num_cards=4,players=3,points_order=ascending,imp_info=True)"
 
-# name -> (game, regime, variants): the paper's Figure E.5 (Leduc) and Table 2 (goofspiel)
+# name -> (game, regime, variants, fixed point): the paper's Figure E.5 (Leduc) and Table 2
+# (goofspiel) with the authors' numerics, and Figure E.5's fixed regime once more with labkit's
+# exact fixed point, to show how far rounding alone moves the table
 RUNS = {
-    "leduc_fixed": ("leduc_poker", "fixed", FIGURE_E5_VARIANTS),
-    "leduc_simultaneous": ("leduc_poker", "simultaneous", FIGURE_E5_VARIANTS),
-    "goofspiel5_2p_fixed": (GOOFSPIEL_5_2P, "fixed", TABLE_2_VARIANTS),
-    "goofspiel5_2p_simultaneous": (GOOFSPIEL_5_2P, "simultaneous", TABLE_2_VARIANTS),
-    "goofspiel4_3p_fixed": (GOOFSPIEL_4_3P, "fixed", TABLE_2_VARIANTS),
-    "goofspiel4_3p_simultaneous": (GOOFSPIEL_4_3P, "simultaneous", TABLE_2_VARIANTS),
+    "leduc_fixed": ("leduc_poker", "fixed", FIGURE_E5_VARIANTS, "paper"),
+    "leduc_simultaneous": ("leduc_poker", "simultaneous", FIGURE_E5_VARIANTS, "paper"),
+    "leduc_fixed_exact": ("leduc_poker", "fixed", FIGURE_E5_VARIANTS, "exact"),
+    "goofspiel5_2p_fixed": (GOOFSPIEL_5_2P, "fixed", TABLE_2_VARIANTS, "paper"),
+    "goofspiel5_2p_simultaneous": (GOOFSPIEL_5_2P, "simultaneous", TABLE_2_VARIANTS, "paper"),
+    "goofspiel4_3p_fixed": (GOOFSPIEL_4_3P, "fixed", TABLE_2_VARIANTS, "paper"),
+    "goofspiel4_3p_simultaneous": (GOOFSPIEL_4_3P, "simultaneous", TABLE_2_VARIANTS, "paper"),
 }
 ROUNDS = 500
 
 
 def command_line(name, rounds=ROUNDS, workers=None, out_dir=DATA):
     """The arguments of ``python -m labkit.experiments`` that produce run `name`."""
-    game, regime, variants = RUNS[name]
+    game, regime, variants, fixed_point = RUNS[name]
     args = ["efr", "--game", game, "--regime", regime, "--rounds", str(rounds)]
     if tuple(variants) != FIGURE_E5_VARIANTS:       # the command line's default rows
         args += ["--rows", *variants]
+    if fixed_point != "paper":                      # the command line's default numerics
+        args += ["--fixed-point", fixed_point]
     args += ["--out", str(Path(out_dir) / f"{name}.json"), "--heatmap", str(Path(out_dir) / f"{name}.png")]
     if workers is not None:
         args += ["--workers", str(workers)]
