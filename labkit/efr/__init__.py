@@ -6,8 +6,10 @@
     efr.current_policy(), efr.average_policy(), efr.profiles
 
 Modules: `deviations` (the deviation types as (infoset, transformation sequence) rows),
-`fixed_point` (exact regret matching over action transformations), `learner` (the `EFR` class).
-The independent hindsight-rationality check is `labkit.hindsight`.
+`fixed_point` (exact regret matching over action transformations), `learner` (the `EFR` class),
+and, for ``EFR(..., fixed_point="paper")``, which replays the authors' floating-point arithmetic,
+`paper_numerics` (their order of every sum) and `eigen` (their least-squares solver, compiled on
+first use). The independent hindsight-rationality check is `labkit.hindsight`.
 """
 from labkit.efr.deviations import (DEVIATION_NAMES, DeviationStructure, DeviationType, deviation_structure,
                                    parse_deviation_type)
