@@ -154,8 +154,13 @@ def test_missing_headers_are_named(monkeypatch):
 
 
 def test_efr_refuses_paper_mode_with_the_reason(monkeypatch, kuhn):
-    monkeypatch.setattr(eigen, "available", lambda: (False, "no compiler here"))
-    with pytest.raises(RuntimeError, match="no compiler here"):
+    monkeypatch.setattr(eigen, "_library", None)                  # as in a fresh process
+    monkeypatch.setattr(eigen, "_compiler", lambda: None)
+    with pytest.raises(eigen.EigenUnavailable, match="C\\+\\+ compiler"):
         EFR(kuhn, "tips", fixed_point="paper")
+    with pytest.raises(eigen.EigenUnavailable, match="compiler"):
+        lk.experiments.efr_tournament(kuhn, ["cf"], ["cf"], rounds=2, executor="serial", fixed_point="paper")
+    ok, reason = eigen.available()
+    assert not ok and "compiler" in reason
     with pytest.raises(ValueError, match="paper"):
         EFR(kuhn, "tips", fixed_point="eigen")

@@ -129,11 +129,19 @@ def _load():
     return _library
 
 
+def require():
+    """Build and load the solver now; raise `EigenUnavailable` saying what is missing if it can't."""
+    try:
+        _load()
+    except OSError as error:            # a library that built but does not load
+        raise EigenUnavailable(f"loading the compiled fixed-point solver failed: {error}") from error
+
+
 def available():
     """(True, "") if the solver builds and loads here, else (False, the reason)."""
     try:
-        _load()
-    except (EigenUnavailable, OSError) as error:
+        require()
+    except EigenUnavailable as error:
         return False, str(error)
     return True, ""
 

@@ -73,10 +73,8 @@ class EFR(Solver):
             raise ValueError(f"fixed_point must be one of {FIXED_POINT_RULES}, got {fixed_point!r}")
         self.fixed_point = fixed_point
         if fixed_point == "paper":
-            from labkit.efr.eigen import available
-            ok, reason = available()
-            if not ok:
-                raise RuntimeError(reason)
+            from labkit.efr.eigen import require
+            require()               # fail here, naming what to install, not in the first update
         self.record_profiles = bool(record_profiles)
         self.deviations = parse_deviation_type(deviations)
         self.structure = deviation_structure(self.game, self.deviations)

@@ -276,10 +276,8 @@ def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, re
         if fixed_point not in FIXED_POINT_RULES:
             raise ValueError(f"fixed_point must be one of {FIXED_POINT_RULES}, got {fixed_point!r}")
         if fixed_point == "paper":
-            from labkit.efr.eigen import available
-            ok, reason = available()       # build the solver once, here, before the workers start
-            if not ok:
-                raise RuntimeError(reason)
+            from labkit.efr.eigen import require
+            require()                      # build the solver once, here, before the workers start
         if fixed_point != "exact":
             learner = functools.partial(efr_learner, fixed_point=fixed_point)
     rounds = int(rounds)
