@@ -164,3 +164,15 @@ def test_efr_refuses_paper_mode_with_the_reason(monkeypatch, kuhn):
     assert not ok and "compiler" in reason
     with pytest.raises(ValueError, match="paper"):
         EFR(kuhn, "tips", fixed_point="eigen")
+
+
+@needs_eigen
+def test_build_falls_back_to_a_temporary_directory(monkeypatch, tmp_path):
+    """Where the cache directory cannot be made (here: its parent is a file) the solver is built
+    under the temporary directory."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("LABKIT_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(eigen.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    path = eigen.build()
+    assert path.is_file() and path.is_relative_to(tmp_path / "tmp")
