@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from labkit.grading import checks
+from labkit.grading.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8
 from labkit.grading.__main__ import main
 from labkit.grading.exercises import EXERCISES
 from labkit.grading.grader import grade_notebook, grade_paths
@@ -232,6 +233,8 @@ def adversaries(tmp_path_factory):
 
 
 def _parts(result):
+    # a notebook-level error leaves no parts at all: say which error, not just "KeyError"
+    assert result["error"] is None, f"{result['student']}: {result['error']}"
     return {p["part"]: p for p in result["parts"]}
 
 
@@ -349,26 +352,26 @@ def test_committed_notebooks_match_their_definition(number):
 
 def test_expected_values_agree_with_closed_forms():
     # 27.2: the chapter's equilibrium; 27.8: the null vector (m_BC, m_CA, m_AB) = (0.1, 0.2, 0.3)
-    assert np.allclose(checks.RPS_EQUILIBRIUM, [0.25, 0.5, 0.25])
-    assert np.allclose(checks.preference_equilibrium(), [1 / 6, 1 / 3, 1 / 2], atol=1e-8)
+    assert np.allclose(base.RPS_EQUILIBRIUM, [0.25, 0.5, 0.25])
+    assert np.allclose(ex27_8.preference_equilibrium(), [1 / 6, 1 / 3, 1 / 2], atol=1e-8)
     # 27.6: pure equilibria of the climbing game by hand: (a, a) and (b, b), not (c, c)
-    A = checks._climbing()
-    assert checks.pure_equilibria(A, A) == {(0, 0), (1, 1)}
+    A = ex27_6.climbing_payoffs()
+    assert ex27_6.pure_equilibria(A, A) == {(0, 0), (1, 1)}
     # 27.7: the additive fit's greedy joint action is (c, c); monotonic mixing cannot fit the game
-    fit = checks.vdn_fit(A)
+    fit = ex27_7.vdn_fit(A)
     assert np.unravel_index(np.argmax(fit), fit.shape) == (2, 2)
     assert math.isclose(fit[2, 2], 5 / 3 + 11 / 3 + 31 / 9)
-    assert not checks.monotonic_representable(A) and checks.monotonic_representable(fit)
+    assert not ex27_7.monotonic_representable(A) and ex27_7.monotonic_representable(fit)
     # 27.4: the exercise's numbers
-    assert math.isclose(checks._ev_check_queen(2 / 3, 0.0), -1 / 3) and math.isclose(checks._ev_check_queen(2 / 3, 1.0), -1 / 3)
-    assert math.isclose(checks._ev_bet_jack(1 / 3), -1.0)
+    assert math.isclose(ex27_4._ev_check_queen(2 / 3, 0.0), -1 / 3) and math.isclose(ex27_4._ev_check_queen(2 / 3, 1.0), -1 / 3)
+    assert math.isclose(ex27_4._ev_bet_jack(1 / 3), -1.0)
     # 27.8(a): logits around the cycle add up to log 14
-    P = checks.PREFERENCE_PROBES[0][0]
-    assert math.isclose(checks._logit(P[0, 1]) + checks._logit(P[1, 2]) + checks._logit(P[2, 0]), math.log(14))
+    P = ex27_8.PREFERENCE_PROBES[0][0]
+    assert math.isclose(ex27_8._logit(P[0, 1]) + ex27_8._logit(P[1, 2]) + ex27_8._logit(P[2, 0]), math.log(14))
     # 27.3(c): the regularized equilibrium is a rest point: regularized payoffs constant over actions
-    x, y = checks.regularized_equilibrium()
-    u = checks.BIASED_RPS @ y - checks.ALPHA * np.log(3 * x)
-    w = -checks.BIASED_RPS.T @ x - checks.ALPHA * np.log(3 * y)
+    x, y = ex27_3.regularized_equilibrium()
+    u = base.BIASED_RPS @ y - ex27_3.ALPHA * np.log(3 * x)
+    w = -base.BIASED_RPS.T @ x - ex27_3.ALPHA * np.log(3 * y)
     assert np.ptp(u) < 1e-9 and np.ptp(w) < 1e-9
 
 
