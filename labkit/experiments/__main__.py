@@ -12,7 +12,7 @@ import os
 import sys
 
 from labkit.experiments.results import UNITS
-from labkit.experiments.tournament import FIGURE_E5_VARIANTS, REGIMES, efr_learner, efr_tournament
+from labkit.experiments.tournament import FIGURE_E5_VARIANTS, REGIMES, efr_tournament
 
 
 def build_parser():
