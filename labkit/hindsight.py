@@ -239,7 +239,6 @@ def _sequence_payoffs(game, profiles, player):
 
 def _undeviated_values(game, profiles, player, c):
     """Q[t, I, a] and W[t, I] of the player's own infosets, bottom-up (deepest own infosets first)."""
-    A = game.num_actions
     Q = c.copy()
     W = np.zeros(c.shape[:2])
     mine = np.flatnonzero(game.infoset_player == player)

@@ -14,8 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import labkit as lk
-
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "book"
 LEDUC_UNIFORM_NASH_CONV = 4.7472222222222222       # OpenSpiel's value for the uniform policy
