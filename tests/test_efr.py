@@ -128,18 +128,28 @@ def test_fixed_regime_first_rounds_match_the_authors(leduc, row):
             assert values[t] == pytest.approx(expected, abs=tolerance), (row, t)
 
 
-def test_least_squares_rule_reproduces_the_noise_sensitive_anchor(leduc):
-    """With the authors' floating-point least squares (fixed_point="lstsq"), ACT_IN at t = 3 comes
-    out as published (-0.218373), not as the exact rule's -0.210950: the difference is rounding."""
+def test_least_squares_rule_is_rounding_sensitive_where_the_paper_rule_is_exact(leduc):
+    """ACT_IN at t = 3 is decided by rounding specks of the fixed-point solver. The authors'
+    arithmetic replayed bit for bit (fixed_point="paper") gives the published -0.218373 on any
+    machine; a LAPACK least squares (fixed_point="lstsq") leaves specks too, but which ones depends
+    on the machine's BLAS kernel, so it lands off the exact rule's -0.210950 by a machine-dependent
+    amount. Every other anchor is insensitive and agrees under both rules."""
     column = EFR(leduc, "cf")
     column.run(5)
-    learners = [EFR(leduc, "act_in", fixed_point="lstsq") for _ in range(2)]
-    values = []
-    for t in range(6):
-        values.append(np.mean([seat_value(leduc, learners[p].profiles[-1], column.profiles[t], p) for p in range(2)]))
-        for p, learner in enumerate(learners):
-            learner.update(column.profiles[t], players=[p])
-    np.testing.assert_allclose(values[1:], ANCHORS["act_in"], rtol=1e-5)
+    runs = {}
+    for rule in ("paper", "lstsq"):
+        learners = [EFR(leduc, "act_in", fixed_point=rule) for _ in range(2)]
+        values = []
+        for t in range(6):
+            values.append(np.mean([seat_value(leduc, learners[p].profiles[-1], column.profiles[t], p)
+                                   for p in range(2)]))
+            for p, learner in enumerate(learners):
+                learner.update(column.profiles[t], players=[p])
+        runs[rule] = np.array(values[1:])
+    np.testing.assert_allclose(runs["paper"], ANCHORS["act_in"], rtol=1e-5)
+    insensitive = [k for k in range(5) if ("act_in", k + 1) not in NOISE_SENSITIVE]
+    np.testing.assert_allclose(runs["lstsq"][insensitive], np.array(ANCHORS["act_in"])[insensitive], rtol=1e-5)
+    assert abs(runs["lstsq"][2] - (-0.210950)) > 1e-3       # off the exact rule: rounding decided it
 
 
 def test_simultaneous_regime_csps_against_cf(leduc):

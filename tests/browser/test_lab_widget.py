@@ -41,7 +41,9 @@ def test_chapter_runs_and_slider_changes_the_figure(lab_server, browser, artifac
     image = widget.locator("img").first
     image.wait_for()
     page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle())
-    assert readout.inner_text().strip() == "2"
+    # textContent, not innerText: JupyterLab skips rendering cells out of view (content-visibility),
+    # and Chromium returns an empty innerText for skipped content
+    assert readout.text_content().strip() == "2"
     before = image_hash(image)
     widget.screenshot(path=str(artifacts / "lab_widget_before.png"))
 
