@@ -164,6 +164,8 @@ class MCCFR(Solver):
         if isinstance(seed, np.random.Generator):
             self.rng = seed
         elif seed is None or isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if seed is not None and seed < 0:
+                raise ValueError(f"seed must be a nonnegative integer or a numpy.random.Generator, got {int(seed)}")
             self.rng = np.random.default_rng(seed)
         else:
             raise TypeError(f"seed must be an integer or a numpy.random.Generator, got {seed!r}")

@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from labkit.evaluate import _cf_values, _reach, edge_probabilities, expected_payoffs, policy_array
-from labkit.policy import TabularPolicy, infoset_own_reach, validate_probs
+from labkit.policy import TabularPolicy, infoset_own_reach
 from labkit.solver import Solver
 
 MAGNETS = ("uniform", "entropy")
@@ -96,6 +96,9 @@ class MMD(Solver):
         if feedback == "action values" and (stepsize is None or _is_named(magnet, "entropy")):
             raise ValueError("feedback='action values' needs an explicit stepsize and a uniform or policy magnet")
         self.feedback = feedback
+        alpha = _number("alpha", alpha)
+        stepsize = _number("stepsize", stepsize, allow_none=True)
+        magnet_stepsize = _number("magnet_stepsize", magnet_stepsize, allow_none=True)
         if not (np.isfinite(alpha) and alpha >= 0):
             raise ValueError(f"alpha must be a number >= 0, got {alpha!r}")
         self.alpha = float(alpha)
@@ -230,7 +233,7 @@ class MMD(Solver):
         return np.where(game.legal_mask, np.exp(log_probs), 0.0), root_values
 
     def _full_support(self, policy, name):
-        probs = _policy_probs(self.game, policy)
+        probs = _policy_probs(self.game, policy, name)
         if np.any(self.game.legal_mask & (probs <= 0)):
             raise ValueError(f"{name} must give every legal action a positive probability (MMD takes its log)")
         return probs
@@ -363,9 +366,15 @@ def _masked_log(game, probs):
         return np.log(np.where(game.legal_mask, probs, 1.0))
 
 
-def _policy_probs(game, policy):
+def _policy_probs(game, policy, name="policy"):
     """The probability array of a TabularPolicy or a (validated) plain array."""
-    probs = policy_array(game, policy)
-    if not isinstance(policy, TabularPolicy):
-        validate_probs(game, probs)
-    return probs
+    return policy_array(game, policy, name)
+
+
+def _number(name, value, allow_none=False):
+    """`value` as a float, or TypeError naming the argument (None passes if allowed)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    return float(value)

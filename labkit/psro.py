@@ -32,8 +32,8 @@ import warnings
 import numpy as np
 from scipy.optimize import linprog
 
-from labkit.evaluate import _reach, best_response, edge_probabilities, nash_conv
-from labkit.policy import TabularPolicy, validate_probs
+from labkit.evaluate import policy_array, _reach, best_response, edge_probabilities, nash_conv
+from labkit.policy import TabularPolicy
 from labkit.solver import Solver
 
 META_SOLVERS = ("nash", "uniform", "last", "prd")
@@ -87,11 +87,8 @@ class PSRO(Solver):
                     "exploration": float(prd_exploration)}
         if initial_policy is None:
             start = TabularPolicy.uniform(game).probs
-        elif isinstance(initial_policy, TabularPolicy):
-            start = initial_policy.probs
         else:
-            start = np.asarray(initial_policy, dtype=float)
-            validate_probs(game, start)
+            start = policy_array(game, initial_policy, "initial_policy")
         n = game.num_players
         ones = np.where(game.legal_mask, 1.0, 0.0)
         z = game.terminals

@@ -149,7 +149,7 @@ class EFR(Solver):
         self
         """
         g, st = self.game, self.structure
-        opponents = np.array(policy_array(g, opponents), dtype=float)
+        opponents = np.array(policy_array(g, opponents, "opponents"), dtype=float)
         players = self._check_players(players)
         before = self._probs.copy()
         self._average_numerator += infoset_own_reach(g, before)[:, None] * before
