@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit._messages import show
 from labkit.evaluate import _reach
 from labkit.policy import TabularPolicy
 from labkit.regret import TIE_TOLERANCE, clean_ties, regret_matching, uniform_rows
@@ -228,7 +229,7 @@ class CFR(Solver):
                            ("regret_matching_plus", regret_matching_plus),
                            ("linear_averaging", linear_averaging)):
             if not isinstance(flag, (bool, np.bool_)):
-                raise TypeError(f"{name} must be True or False, got {flag!r}")
+                raise TypeError(f"{name} must be True or False, got {show(flag)}")
         self.alternating_updates = bool(alternating_updates)
         self.regret_matching_plus = bool(regret_matching_plus)
         self.linear_averaging = bool(linear_averaging)
@@ -320,9 +321,9 @@ class DCFR(CFR):
         super().__init__(game, alternating_updates=True, regret_matching_plus=False, linear_averaging=True)
         for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
             if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-                raise TypeError(f"{name} must be a number, got {value!r}")
+                raise TypeError(f"{name} must be a number, got {show(value)}")
             if not np.isfinite(value):
-                raise ValueError(f"{name} must be finite, got {value!r}")
+                raise ValueError(f"{name} must be finite, got {show(value)}")
         self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
 
     def _average_weight(self, t):

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit._messages import show
 from labkit.evaluate import _cf_values, _reach, edge_probabilities, expected_payoffs, policy_array
 from labkit.policy import TabularPolicy, infoset_own_reach
 from labkit.solver import Solver
@@ -100,22 +101,22 @@ class MMD(Solver):
         stepsize = _number("stepsize", stepsize, allow_none=True)
         magnet_stepsize = _number("magnet_stepsize", magnet_stepsize, allow_none=True)
         if not (np.isfinite(alpha) and alpha >= 0):
-            raise ValueError(f"alpha must be a number >= 0, got {alpha!r}")
+            raise ValueError(f"alpha must be a number >= 0, got {show(alpha)}")
         self.alpha = float(alpha)
         if stepsize is None:
             if self.alpha == 0 or game.num_players != 2:
                 raise ValueError("give a stepsize: the default alpha / max|M|^2 needs alpha > 0 and two players")
             stepsize = self.alpha / sequence_form_payoff_max(game) ** 2
         if not (np.isfinite(stepsize) and stepsize > 0):
-            raise ValueError(f"stepsize must be positive, got {stepsize!r}")
+            raise ValueError(f"stepsize must be positive, got {show(stepsize)}")
         self.stepsize = float(stepsize)
         if magnet_update_every is not None and magnet_stepsize is not None:
             raise ValueError("give magnet_update_every or magnet_stepsize, not both")
         if magnet_update_every is not None and (not isinstance(magnet_update_every, (int, np.integer))
                                                 or magnet_update_every < 1):
-            raise ValueError(f"magnet_update_every must be a positive integer, got {magnet_update_every!r}")
+            raise ValueError(f"magnet_update_every must be a positive integer, got {show(magnet_update_every)}")
         if magnet_stepsize is not None and not 0 < magnet_stepsize <= 1:
-            raise ValueError(f"magnet_stepsize must be in (0, 1], got {magnet_stepsize!r}")
+            raise ValueError(f"magnet_stepsize must be in (0, 1], got {show(magnet_stepsize)}")
         self.magnet_update_every = magnet_update_every
         self.magnet_stepsize = magnet_stepsize
 
@@ -376,5 +377,5 @@ def _number(name, value, allow_none=False):
     if value is None and allow_none:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {show(value)}")
     return float(value)

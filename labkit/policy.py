@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit._messages import show
 from labkit.tree import GameTree
 
 TOLERANCE = 1e-9
@@ -82,7 +83,7 @@ class TabularPolicy:
                 for a, p in dist.items():
                     a = names.get(a, a) if isinstance(a, str) else a
                     if a not in legal:
-                        raise ValueError(f"action {a!r} is not legal at infoset {key!r}; legal: {list(legal)}")
+                        raise ValueError(f"action {show(a)} is not legal at infoset {key!r}; legal: {list(legal)}")
                     row[a] = p
             else:
                 dist = np.asarray(dist, dtype=float)

@@ -32,7 +32,8 @@ import warnings
 import numpy as np
 from scipy.optimize import linprog
 
-from labkit.evaluate import policy_array, _reach, best_response, edge_probabilities, nash_conv
+from labkit._messages import show
+from labkit.evaluate import _reach, best_response, edge_probabilities, nash_conv, policy_array
 from labkit.policy import TabularPolicy
 from labkit.solver import Solver
 
@@ -79,7 +80,7 @@ class PSRO(Solver):
         if meta_solver == "nash":
             _check_two_player_zero_sum(game)
         if not (isinstance(prd_iterations, (int, np.integer)) and prd_iterations > 0):
-            raise ValueError(f"prd_iterations must be a positive integer, got {prd_iterations!r}")
+            raise ValueError(f"prd_iterations must be a positive integer, got {show(prd_iterations)}")
         if not prd_stepsize > 0 or not 0 <= prd_exploration < 1:
             raise ValueError("prd_stepsize must be > 0 and prd_exploration in [0, 1)")
         self.meta_solver, self.oracle = meta_solver, oracle
@@ -131,7 +132,7 @@ class PSRO(Solver):
         Returns the (iteration, NashConv) pairs of this call (NashConv is recorded every iteration).
         """
         if not isinstance(iterations, (int, np.integer)) or isinstance(iterations, bool) or iterations < 0:
-            raise ValueError(f"iterations must be a nonnegative integer, got {iterations!r}")
+            raise ValueError(f"iterations must be a nonnegative integer, got {show(iterations)}")
         bar = None
         if progress:
             from tqdm.auto import tqdm

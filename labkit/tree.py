@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from labkit._messages import show
+
 CHANCE = -1      # the same player ids as OpenSpiel
 TERMINAL = -4
 
@@ -123,7 +125,7 @@ class GameTree:
     def check_player(self, player):
         if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)):
             raise TypeError(f"player must be an integer in 0..{self.num_players - 1}, got "
-                            f"{type(player).__name__} {player!r}")
+                            f"{type(player).__name__} {show(player)}")
         if not 0 <= player < self.num_players:
             raise ValueError(f"player must be an integer in 0..{self.num_players - 1}, got {int(player)}")
 

@@ -108,3 +108,13 @@ def test_nan_policy_has_no_best_response_value():
     probs[:] = np.nan
     with pytest.raises(ValueError, match="non-finite"):
         lk.best_response(KUHN, probs, 0)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: lk.CFR(KUHN).run(np.int64(-1)), r"iterations must be a nonnegative integer, got -1$"),
+    (lambda: lk.MCCFR(KUHN, exploration=np.float64(2)), r"exploration must be a number in \(0, 1\], got 2.0$"),
+    (lambda: lk.TabularPolicy.from_dict(KUHN, {"J|": {np.int64(3): 1.0}}), r"action 3 is not legal"),
+])
+def test_numpy_scalars_print_as_plain_numbers(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
