@@ -14,13 +14,23 @@ One iteration t (simultaneous updates, the chapter's CFR):
    every terminal z adds pi_c(z) x_{-i}(z) u_i(z) to its player's last sequence, then one
    bottom-up pass adds each infoset's value v(I) = sum_a sigma(I, a) q(I, a) to the sequence
    that leads to it.
-4. Regrets: R(I, a) += q(I, a) - v(I) (CFR+: then R <- max(R, 0)).
+4. Regrets: R(I, a) += q(I, a) - v(I) (CFR+: then R <- max(R, 0)), with exact ties kept
+   exact (below).
 5. Average policy: S(I, a) += w_t x_i(I, a) with w_t = 1 (CFR), t (CFR+, linear averaging) or
    t^gamma (DCFR); the average policy is S normalized per infoset.
 
 With alternating updates (OpenSpiel's default CFRSolver, and CFR+), steps 2-5 run once per
 player in turn, each pass updating only that player's regrets and average, and the next pass
 seeing the policy that regret matching gives after the update.
+
+Exact ties. Where two actions have equal counterfactual values as rationals, the computed
+q(I, a) - v(I) is a rounding residue of either sign, and regret matching would turn it into a
+pure strategy. Every regret within `labkit.regret.TIE_TOLERANCE` (1e-10) of the magnitude of
+its terms counts as an exact 0: the instantaneous regrets are bounded by
+pi_{-i}(I) max_z |u_i(z)| (step 3 also sums the others' and chance's reach pi_{-i}(I) of every
+infoset), the cumulative ones by the running sum of those bounds (`regret_scale`, discounted
+like the regrets in DCFR). So CFR, CFR+ and DCFR follow exact rational-arithmetic CFR on games
+with ties (tests/test_exact_ties.py); see `labkit.regret` for the argument.
 
 The passes never recurse: infosets are re-ordered internally by their depth in their player's
 own sequence tree, so each level of step 2 and step 3 is one numpy operation on a slice.
@@ -29,9 +39,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit._messages import show
 from labkit.evaluate import _reach
 from labkit.policy import TabularPolicy
-from labkit.regret import regret_matching, uniform_rows
+from labkit.regret import TIE_TOLERANCE, clean_ties, regret_matching, uniform_rows
 from labkit.solver import Solver
 
 __all__ = ["CFR", "CFRPlus", "DCFR", "SequenceTree"]
@@ -84,13 +95,31 @@ class SequenceTree:
         others_ext = np.stack(others, axis=1).reshape(len(z) * n, n - 1)
         if n == 2:
             others_ext = others_ext[:, 0]                                   # one gather, no product
-        chance_reach = _reach(game, game.chance_prob)[n, z]
+        chance_all = _reach(game, game.chance_prob)[n]
+        chance_reach = chance_all[z]
         chance_payoff = (chance_reach[:, None] * game.returns[z]).reshape(-1)
         owner = np.tile(np.arange(n), len(z))
         self.terminal_terms = {None: (own_ext, others_ext.copy(), chance_payoff)}
         for i in range(n):
             keep = (owner == i) & (own_ext > 0)
             self.terminal_terms[i] = (own_ext[keep], others_ext[keep], chance_payoff[keep])
+        # the others' and chance's reach pi_{-i}(I) of every infoset, from its histories h:
+        # pi_c(h) times the other players' realization weights of their last sequences before h
+        h = np.flatnonzero(game.infoset >= 0)
+        acting = game.player[h]
+        last_h = self.extended(game.own_last_seq[h])                       # (D, n)
+        others_h = last_h[np.arange(n) != acting[:, None]].reshape(len(h), n - 1)
+        if n == 2:
+            others_h = others_h[:, 0]
+        chance_h = chance_all[h]
+        rows_h = self.rank[game.infoset[h]]
+        self.decision_terms = {None: (rows_h, others_h, chance_h)}
+        for i in range(n):
+            keep = acting == i
+            self.decision_terms[i] = (rows_h[keep], others_h[keep], chance_h[keep])
+        # max_z |u_i(z)| of the acting player, per internal row: the payoff factor of the tie bound
+        largest = np.abs(game.returns[z]).max(axis=0) if len(z) else np.zeros(n)
+        self.payoff_bound = largest[self.player]
 
     def extended(self, game_seq):
         """Extended index (0 = empty) of game sequences J * A + a (-1 = empty)."""
@@ -139,9 +168,10 @@ class _CounterfactualPass:
                                    (above.stop - above.start) * A))
 
     def __call__(self, sigma, player=None):
-        """Own reach x (I, A), counterfactual action values q (I, A) and infoset values v (I,)
-        under `sigma` (internal order), at every player's infosets (player None) or at one
-        player's only (the other rows of q and v are then meaningless). The arrays are reused."""
+        """Own reach x (I, A), counterfactual action values q (I, A), infoset values v (I,) and
+        the others' and chance's reach pi_{-i}(I) (I,) under `sigma` (internal order), at every
+        player's infosets (player None) or at one player's only (the other rows of q, v and
+        pi_{-i} are then meaningless). x, q and v are reused buffers."""
         tree = self.tree
         reach, reach_ext = self.reach, self.reach_ext
         np.copyto(reach, sigma)
@@ -159,7 +189,13 @@ class _CounterfactualPass:
             np.add.reduce(sigma[rows] * q[rows], axis=1, out=v[rows])     # v(I) = sum_a sigma q
             if parent_local is not None:
                 q_ext[parent_block] += np.bincount(parent_local, v[rows], minlength=size)
-        return reach, q, v
+        rows_h, others_h, chance_h = tree.decision_terms[player]
+        weight_h = reach_ext[others_h]
+        if weight_h.ndim == 2:
+            weight_h = weight_h.prod(axis=1)
+        weight_h *= chance_h
+        others_reach = np.bincount(rows_h, weight_h, minlength=tree.num_infosets)
+        return reach, q, v, others_reach
 
 
 class CFR(Solver):
@@ -193,7 +229,7 @@ class CFR(Solver):
                            ("regret_matching_plus", regret_matching_plus),
                            ("linear_averaging", linear_averaging)):
             if not isinstance(flag, (bool, np.bool_)):
-                raise TypeError(f"{name} must be True or False, got {flag!r}")
+                raise TypeError(f"{name} must be True or False, got {show(flag)}")
         self.alternating_updates = bool(alternating_updates)
         self.regret_matching_plus = bool(regret_matching_plus)
         self.linear_averaging = bool(linear_averaging)
@@ -201,11 +237,14 @@ class CFR(Solver):
         shape = self.tree.legal.shape
         self.cumulative_regret = np.zeros(shape)     # R(I, a), internal order
         self.policy_sum = np.zeros(shape)            # S(I, a), internal order
+        self.regret_scale = np.zeros((shape[0], 1))  # cumulative tie bound of each row (labkit.regret)
         self._sigma = self.tree.uniform.copy()       # regret matching of R
         legal = self.tree.legal.astype(float)
         self._update_masks = {None: legal}
+        self._update_rows = {None: np.ones((shape[0], 1))}
         for p in range(self.game.num_players):
             self._update_masks[p] = legal * (self.tree.player == p)[:, None]
+            self._update_rows[p] = (self.tree.player == p)[:, None].astype(float)
         self._pass = _CounterfactualPass(self.tree)
 
     # -- one iteration -------------------------------------------------------------
@@ -225,20 +264,26 @@ class CFR(Solver):
 
     def _update(self, t, player):
         """Steps 2-5 for one player (alternating updates) or all of them (player None)."""
-        reach, q, v = self._pass(self._sigma, player)
+        reach, q, v, others_reach = self._pass(self._sigma, player)
         mask = self._update_masks[player]                    # legal actions of the updated rows, as 0/1
         instant = q - v[:, None]                              # q(I, a) - v(I)
         instant *= mask
+        bound = (others_reach * self.tree.payoff_bound)[:, None]
+        clean_ties(instant, bound)                            # exact ties become exact zeros
         self.cumulative_regret += instant
+        bound *= self._update_rows[player]
+        self.regret_scale += bound
         weight = self._average_weight(t)
         if player is None and weight == 1.0:
             self.policy_sum += reach
         else:
             self.policy_sum += reach * (weight * mask)
         if self.regret_matching_plus:
-            np.maximum(self.cumulative_regret, 0.0, out=self.cumulative_regret)
+            # RM+: floor at 0, and so also everything within the tie tolerance of 0
+            self.cumulative_regret[self.cumulative_regret <= TIE_TOLERANCE * self.regret_scale] = 0.0
         self._discount_regrets(t, player)
-        regret_matching(self.cumulative_regret, self._update_masks[None], self.tree.uniform, out=self._sigma)
+        regret_matching(self.cumulative_regret, self._update_masks[None], self.tree.uniform, out=self._sigma,
+                        scale=self.regret_scale)
 
     # -- policies ------------------------------------------------------------------
     def current_policy(self) -> TabularPolicy:
@@ -276,9 +321,9 @@ class DCFR(CFR):
         super().__init__(game, alternating_updates=True, regret_matching_plus=False, linear_averaging=True)
         for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
             if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-                raise TypeError(f"{name} must be a number, got {value!r}")
+                raise TypeError(f"{name} must be a number, got {show(value)}")
             if not np.isfinite(value):
-                raise ValueError(f"{name} must be finite, got {value!r}")
+                raise ValueError(f"{name} must be finite, got {show(value)}")
         self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
 
     def _average_weight(self, t):
@@ -290,3 +335,5 @@ class DCFR(CFR):
         factor = np.where(self.cumulative_regret >= 0.0, positive, negative)
         rows = self.tree.player == player
         self.cumulative_regret[rows] *= factor[rows]
+        # the tie bound shrinks at most like the regrets it bounds
+        self.regret_scale[rows] *= max(positive, negative)

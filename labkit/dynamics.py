@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from labkit._messages import show
 from labkit.games.matrix import MatrixGame, biased_rock_paper_scissors
 
 METHODS = ("best response", "fictitious play", "mirror descent", "optimistic mirror descent",
@@ -277,13 +278,13 @@ def run(game=None, method="mirror descent", steps=1000, eta=0.1, alpha=0.2, rese
         raise TypeError(f"game must be a labkit.games.MatrixGame, got {type(game).__name__}")
     method = method_name(method)
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
-        raise ValueError(f"steps must be a nonnegative integer, got {steps!r}")
+        raise ValueError(f"steps must be a nonnegative integer, got {show(steps)}")
     if not (np.isfinite(eta) and eta > 0):
-        raise ValueError(f"eta (the step size) must be positive, got {eta!r}")
+        raise ValueError(f"eta (the step size) must be positive, got {show(eta)}")
     if not (np.isfinite(alpha) and alpha >= 0):
-        raise ValueError(f"alpha (the magnet's weight) must be >= 0, got {alpha!r}")
+        raise ValueError(f"alpha (the magnet's weight) must be >= 0, got {show(alpha)}")
     if not isinstance(reset, (int, np.integer)) or reset < 1:
-        raise ValueError(f"reset must be a positive integer number of steps, got {reset!r}")
+        raise ValueError(f"reset must be a positive integer number of steps, got {show(reset)}")
     m, k = game.shape
     x0 = np.full(m, 1.0 / m) if x0 is None else _strategy(x0, m, "x0")
     y0 = np.full(k, 1.0 / k) if y0 is None else _strategy(y0, k, "y0")

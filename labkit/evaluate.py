@@ -22,20 +22,45 @@ from typing import NamedTuple
 
 import numpy as np
 
-from labkit.policy import TabularPolicy, infoset_own_reach
+from labkit.policy import TabularPolicy, check_probs, infoset_own_reach
+from labkit.tree import GameTree
 
 
-def policy_array(game, policy):
-    """The (num_infosets, num_actions) probability array of `policy` (a TabularPolicy or an array)."""
+def policy_array(game, policy, name="policy"):
+    """The (num_infosets, num_actions) probability array of `policy`, validated.
+
+    A `TabularPolicy` was validated when it was made; a plain array is checked here as
+    `TabularPolicy` checks it (finite, >= 0, nothing on illegal actions, rows summing to 1 over
+    the legal actions), by a few whole-array reductions (`labkit.policy.check_probs`). `name` is
+    the argument's name in error messages.
+    """
+    if not isinstance(game, GameTree):
+        raise TypeError(f"game must be a GameTree or a game string (labkit.games.load), got {type(game).__name__}")
     if isinstance(policy, TabularPolicy):
         if policy.game is not game and policy.probs.shape != game.legal_mask.shape:
-            raise ValueError(f"the policy belongs to {policy.game.name}, not to {game.name}")
+            raise ValueError(f"{name} belongs to {policy.game.name}, not to {game.name}")
         return policy.probs
-    probs = np.asarray(policy, dtype=float)
+    if not isinstance(policy, (np.ndarray, list, tuple)):
+        raise TypeError(f"{name} must be a TabularPolicy or a (num_infosets, num_actions) = "
+                        f"{game.legal_mask.shape} array of probabilities, got {type(policy).__name__}")
+    try:
+        probs = np.asarray(policy, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of numbers of shape (num_infosets, num_actions) = "
+                        f"{game.legal_mask.shape}") from None
     if probs.shape != game.legal_mask.shape:
-        raise ValueError(f"policy array has shape {probs.shape}; expected {game.legal_mask.shape} "
+        raise ValueError(f"{name} array has shape {probs.shape}; expected {game.legal_mask.shape} "
                          "(num_infosets, num_actions). Pass a joint policy covering every player.")
+    check_probs(game, probs, name)
     return probs
+
+
+def _game_and_probs(game, policy, name="policy"):
+    """(GameTree, validated probability array): `game` may be a GameTree or a game string."""
+    if isinstance(game, str):
+        from labkit.games import load
+        game = load(game)
+    return game, policy_array(game, policy, name)
 
 
 def edge_probabilities(game, probs):
@@ -54,7 +79,8 @@ def reach_probabilities(game, policy):
     The probability of reaching h is the product of the rows; pi_{-i}(h) is the product of
     every row but i.
     """
-    return _reach(game, edge_probabilities(game, policy_array(game, policy)))
+    game, probs = _game_and_probs(game, policy)
+    return _reach(game, edge_probabilities(game, probs))
 
 
 def terminal_reach_probabilities(game, policy):
@@ -63,7 +89,8 @@ def terminal_reach_probabilities(game, policy):
     game.terminals]`` (to rounding), several times faster. Row i is x_i(sigma_i(z)), player i's
     realization weight of its last sequence before z (perfect recall); row n is pi_c(z).
     """
-    return _terminal_reach(game, policy_array(game, policy))
+    game, probs = _game_and_probs(game, policy)
+    return _terminal_reach(game, probs)
 
 
 def _reach(game, prob):
@@ -94,12 +121,13 @@ def _values(game, prob):
 
 def history_values(game, policy):
     """(H, n) expected return of every player from each history when all follow `policy`."""
-    return _values(game, edge_probabilities(game, policy_array(game, policy)))
+    game, probs = _game_and_probs(game, policy)
+    return _values(game, edge_probabilities(game, probs))
 
 
 def expected_payoffs(game, policy):
     """(n,) expected return of each player when everyone follows `policy`: sum_z pi(z) u(z)."""
-    probs = policy_array(game, policy)
+    game, probs = _game_and_probs(game, policy)
     return _terminal_structure(game).returns @ _terminal_reach(game, probs).prod(axis=0)
 
 
@@ -159,7 +187,7 @@ def counterfactual_values(game, policy):
     where v_i(h a) is player i's expected return after playing a at h. Zero on illegal actions.
     The counterfactual value of I itself is sum_a pi(a | I) q(I, a).
     """
-    probs = policy_array(game, policy)
+    game, probs = _game_and_probs(game, policy)
     q, _, _ = _cf_values(game, probs, edge_probabilities(game, probs))
     return q
 
@@ -252,8 +280,8 @@ def best_response(game, policy, player) -> BestResponse:
     Ties are broken toward the lowest action id. Infosets the others never reach get the
     lowest legal action with the largest value (all values are 0 there).
     """
+    game, probs = _game_and_probs(game, policy)
     game.check_player(player)
-    probs = policy_array(game, policy)
     value, q = _best_response_value_table(game, probs, player)
     mine = game.infosets_of(player)
     masked = np.where(game.legal_mask, q, -np.inf)
@@ -266,14 +294,18 @@ def best_response(game, policy, player) -> BestResponse:
 
 def best_response_values(game, policy):
     """(n,) the value each player would get by best-responding to the others."""
-    probs = policy_array(game, policy)
+    game, probs = _game_and_probs(game, policy)
     R = _terminal_reach(game, probs)
     return np.array([_best_response_value_table(game, probs, p, R)[0] for p in range(game.num_players)])
 
 
 def nash_conv(game, policy) -> float:
     """NashConv(pi) = sum_i ( max_{pi'_i} v_i(pi'_i, pi_{-i}) - v_i(pi) ) >= 0, zero exactly at a Nash equilibrium."""
-    probs = policy_array(game, policy)
+    game, probs = _game_and_probs(game, policy)
+    return _nash_conv(game, probs)
+
+
+def _nash_conv(game, probs):
     R = _terminal_reach(game, probs)
     on_policy = _terminal_structure(game).returns @ R.prod(axis=0)
     gains = [_best_response_value_table(game, probs, p, R)[0] - on_policy[p] for p in range(game.num_players)]
@@ -285,4 +317,5 @@ def exploitability(game, policy) -> float:
 
     In a two-player zero-sum game this is the average of what the two best responses win.
     """
-    return nash_conv(game, policy) / game.num_players
+    game, probs = _game_and_probs(game, policy)
+    return _nash_conv(game, probs) / game.num_players

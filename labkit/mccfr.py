@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit._messages import show
 from labkit.policy import TabularPolicy
 from labkit.solver import Solver
 from labkit.tree import CHANCE, TERMINAL
@@ -160,13 +161,15 @@ class MCCFR(Solver):
             raise ValueError(f"sampling must be one of {SAMPLING_SCHEMES}, got {sampling!r}")
         if isinstance(exploration, bool) or not isinstance(exploration, (int, float, np.floating)) \
                 or not 0.0 < exploration <= 1.0:
-            raise ValueError(f"exploration must be a number in (0, 1], got {exploration!r}")
+            raise ValueError(f"exploration must be a number in (0, 1], got {show(exploration)}")
         if isinstance(seed, np.random.Generator):
             self.rng = seed
         elif seed is None or isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if seed is not None and seed < 0:
+                raise ValueError(f"seed must be a nonnegative integer or a numpy.random.Generator, got {int(seed)}")
             self.rng = np.random.default_rng(seed)
         else:
-            raise TypeError(f"seed must be an integer or a numpy.random.Generator, got {seed!r}")
+            raise TypeError(f"seed must be an integer or a numpy.random.Generator, got {show(seed)}")
         self.sampling = sampling
         self.exploration = float(exploration)
         self.flat = _flat_tree(self.game)

@@ -52,8 +52,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit._messages import show
 from labkit.evaluate import _cf_values, _reach, edge_probabilities, expected_payoffs, policy_array
-from labkit.policy import TabularPolicy, infoset_own_reach, validate_probs
+from labkit.policy import TabularPolicy, infoset_own_reach
 from labkit.solver import Solver
 
 MAGNETS = ("uniform", "entropy")
@@ -96,23 +97,26 @@ class MMD(Solver):
         if feedback == "action values" and (stepsize is None or _is_named(magnet, "entropy")):
             raise ValueError("feedback='action values' needs an explicit stepsize and a uniform or policy magnet")
         self.feedback = feedback
+        alpha = _number("alpha", alpha)
+        stepsize = _number("stepsize", stepsize, allow_none=True)
+        magnet_stepsize = _number("magnet_stepsize", magnet_stepsize, allow_none=True)
         if not (np.isfinite(alpha) and alpha >= 0):
-            raise ValueError(f"alpha must be a number >= 0, got {alpha!r}")
+            raise ValueError(f"alpha must be a number >= 0, got {show(alpha)}")
         self.alpha = float(alpha)
         if stepsize is None:
             if self.alpha == 0 or game.num_players != 2:
                 raise ValueError("give a stepsize: the default alpha / max|M|^2 needs alpha > 0 and two players")
             stepsize = self.alpha / sequence_form_payoff_max(game) ** 2
         if not (np.isfinite(stepsize) and stepsize > 0):
-            raise ValueError(f"stepsize must be positive, got {stepsize!r}")
+            raise ValueError(f"stepsize must be positive, got {show(stepsize)}")
         self.stepsize = float(stepsize)
         if magnet_update_every is not None and magnet_stepsize is not None:
             raise ValueError("give magnet_update_every or magnet_stepsize, not both")
         if magnet_update_every is not None and (not isinstance(magnet_update_every, (int, np.integer))
                                                 or magnet_update_every < 1):
-            raise ValueError(f"magnet_update_every must be a positive integer, got {magnet_update_every!r}")
+            raise ValueError(f"magnet_update_every must be a positive integer, got {show(magnet_update_every)}")
         if magnet_stepsize is not None and not 0 < magnet_stepsize <= 1:
-            raise ValueError(f"magnet_stepsize must be in (0, 1], got {magnet_stepsize!r}")
+            raise ValueError(f"magnet_stepsize must be in (0, 1], got {show(magnet_stepsize)}")
         self.magnet_update_every = magnet_update_every
         self.magnet_stepsize = magnet_stepsize
 
@@ -230,7 +234,7 @@ class MMD(Solver):
         return np.where(game.legal_mask, np.exp(log_probs), 0.0), root_values
 
     def _full_support(self, policy, name):
-        probs = _policy_probs(self.game, policy)
+        probs = _policy_probs(self.game, policy, name)
         if np.any(self.game.legal_mask & (probs <= 0)):
             raise ValueError(f"{name} must give every legal action a positive probability (MMD takes its log)")
         return probs
@@ -363,9 +367,15 @@ def _masked_log(game, probs):
         return np.log(np.where(game.legal_mask, probs, 1.0))
 
 
-def _policy_probs(game, policy):
+def _policy_probs(game, policy, name="policy"):
     """The probability array of a TabularPolicy or a (validated) plain array."""
-    probs = policy_array(game, policy)
-    if not isinstance(policy, TabularPolicy):
-        validate_probs(game, probs)
-    return probs
+    return policy_array(game, policy, name)
+
+
+def _number(name, value, allow_none=False):
+    """`value` as a float, or TypeError naming the argument (None passes if allowed)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {show(value)}")
+    return float(value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit._messages import show
 from labkit.tree import GameTree
 
 TOLERANCE = 1e-9
@@ -30,9 +31,11 @@ class TabularPolicy:
         if not isinstance(game, GameTree):
             raise TypeError(f"game must be a GameTree (labkit.games.load(...)), got {type(game).__name__}")
         self.game = game
-        self.probs = np.asarray(probs, dtype=float)
         if check:
-            validate_probs(game, self.probs)
+            from labkit.evaluate import policy_array        # the same checks as every evaluator
+            self.probs = policy_array(game, probs)
+        else:
+            self.probs = np.asarray(probs, dtype=float)
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -80,7 +83,7 @@ class TabularPolicy:
                 for a, p in dist.items():
                     a = names.get(a, a) if isinstance(a, str) else a
                     if a not in legal:
-                        raise ValueError(f"action {a!r} is not legal at infoset {key!r}; legal: {list(legal)}")
+                        raise ValueError(f"action {show(a)} is not legal at infoset {key!r}; legal: {list(legal)}")
                     row[a] = p
             else:
                 dist = np.asarray(dist, dtype=float)
@@ -181,6 +184,43 @@ def validate_probs(game, probs):
             legal = {game.action_names[a]: round(float(probs[i, a]), 6) for a in range(game.num_actions)
                      if game.legal_mask[i, a] or probs[i, a] != 0}
             raise ValueError(f"invalid policy at infoset {game.infoset_keys[i]!r}: {name} ({legal}, sum {sums[i]:.6g})")
+
+
+def check_probs(game, probs, name="policy"):
+    """Raise ValueError unless `probs` (of the game's shape) is a valid joint policy.
+
+    The same conditions as `validate_probs` (to its tolerances), from three whole-array
+    reductions: the minimum, the total mass on illegal actions (a dot product) and the sum of
+    squared deviations of the row sums from 1; NaN fails every comparison and an infinity makes
+    a deviation infinite, so both are caught. Only an invalid array pays for
+    `validate_probs`, which finds the first bad infoset for the message.
+    """
+    ones, illegal = _check_vectors(game)
+    flat = probs.reshape(-1)
+    # in this order, so that a NaN or an infinity stops the test before it could meet a 0
+    ok = (flat.min(initial=0.0) >= -TOLERANCE         # NaN fails every comparison here; so does -inf
+          and _squared_norm(probs @ ones - 1.0) <= 1e-12      # row sums within 1e-6 of 1; +inf fails
+          and flat @ illegal <= TOLERANCE)            # with every entry >= -1e-9: no mass on illegal actions
+    if not ok:
+        try:
+            validate_probs(game, probs)
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from None
+        # validate_probs sums legal entries only; a row can fail here only through illegal mass
+        raise ValueError(f"{name}: invalid probabilities (non-finite or outside [0, 1])")
+
+
+def _squared_norm(x):
+    return x @ x
+
+
+def _check_vectors(game):
+    """Cached per game: a vector of ones (num_actions,) and the 0/1 indicator of illegal slots."""
+    cached = game.__dict__.get("_check_vectors")
+    if cached is None:
+        cached = game.__dict__["_check_vectors"] = (np.ones(game.num_actions),
+                                                    (~game.legal_mask).reshape(-1).astype(float))
+    return cached
 
 
 def normalize_rows(game, probs):

@@ -32,8 +32,9 @@ import warnings
 import numpy as np
 from scipy.optimize import linprog
 
-from labkit.evaluate import _reach, best_response, edge_probabilities, nash_conv
-from labkit.policy import TabularPolicy, validate_probs
+from labkit._messages import show
+from labkit.evaluate import _reach, best_response, edge_probabilities, nash_conv, policy_array
+from labkit.policy import TabularPolicy
 from labkit.solver import Solver
 
 META_SOLVERS = ("nash", "uniform", "last", "prd")
@@ -79,7 +80,7 @@ class PSRO(Solver):
         if meta_solver == "nash":
             _check_two_player_zero_sum(game)
         if not (isinstance(prd_iterations, (int, np.integer)) and prd_iterations > 0):
-            raise ValueError(f"prd_iterations must be a positive integer, got {prd_iterations!r}")
+            raise ValueError(f"prd_iterations must be a positive integer, got {show(prd_iterations)}")
         if not prd_stepsize > 0 or not 0 <= prd_exploration < 1:
             raise ValueError("prd_stepsize must be > 0 and prd_exploration in [0, 1)")
         self.meta_solver, self.oracle = meta_solver, oracle
@@ -87,11 +88,8 @@ class PSRO(Solver):
                     "exploration": float(prd_exploration)}
         if initial_policy is None:
             start = TabularPolicy.uniform(game).probs
-        elif isinstance(initial_policy, TabularPolicy):
-            start = initial_policy.probs
         else:
-            start = np.asarray(initial_policy, dtype=float)
-            validate_probs(game, start)
+            start = policy_array(game, initial_policy, "initial_policy")
         n = game.num_players
         ones = np.where(game.legal_mask, 1.0, 0.0)
         z = game.terminals
@@ -134,7 +132,7 @@ class PSRO(Solver):
         Returns the (iteration, NashConv) pairs of this call (NashConv is recorded every iteration).
         """
         if not isinstance(iterations, (int, np.integer)) or isinstance(iterations, bool) or iterations < 0:
-            raise ValueError(f"iterations must be a nonnegative integer, got {iterations!r}")
+            raise ValueError(f"iterations must be a nonnegative integer, got {show(iterations)}")
         bar = None
         if progress:
             from tqdm.auto import tqdm

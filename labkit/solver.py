@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit._messages import show
 from labkit.evaluate import nash_conv
 from labkit.games import load
 from labkit.policy import TabularPolicy
@@ -95,13 +96,13 @@ class Solver:
             `nash_conv_history`).
         """
         if not isinstance(iterations, (int, np.integer)) or isinstance(iterations, bool) or iterations < 0:
-            raise ValueError(f"iterations must be a nonnegative integer, got {iterations!r}")
+            raise ValueError(f"iterations must be a nonnegative integer, got {show(iterations)}")
         if target_nash_conv is not None and not target_nash_conv >= 0:
-            raise ValueError(f"target_nash_conv must be a number >= 0, got {target_nash_conv!r}")
+            raise ValueError(f"target_nash_conv must be a number >= 0, got {show(target_nash_conv)}")
         if eval_every is None:
             eval_every = 10 if target_nash_conv is not None else 0
         if not isinstance(eval_every, (int, np.integer)) or eval_every < 0:
-            raise ValueError(f"eval_every must be a nonnegative integer, got {eval_every!r}")
+            raise ValueError(f"eval_every must be a nonnegative integer, got {show(eval_every)}")
         self._tracked(policy)                     # validate the name before running
         bar = None
         if progress:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from labkit._messages import show
+
 CHANCE = -1      # the same player ids as OpenSpiel
 TERMINAL = -4
 
@@ -121,8 +123,11 @@ class GameTree:
         return np.flatnonzero(self.legal_mask[infoset])
 
     def check_player(self, player):
-        if not (isinstance(player, (int, np.integer)) and 0 <= player < self.num_players):
-            raise ValueError(f"player must be an integer in 0..{self.num_players - 1}, got {player!r}")
+        if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)):
+            raise TypeError(f"player must be an integer in 0..{self.num_players - 1}, got "
+                            f"{type(player).__name__} {show(player)}")
+        if not 0 <= player < self.num_players:
+            raise ValueError(f"player must be an integer in 0..{self.num_players - 1}, got {int(player)}")
 
     def __repr__(self):
         return (f"GameTree({self.name!r}: {self.num_players} players, {self.num_histories} histories, "

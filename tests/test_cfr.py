@@ -164,7 +164,7 @@ def test_counterfactual_pass_equals_evaluate_module(leduc):
     probs = lk.policy.normalize_rows(game, rng.random(game.legal_mask.shape) * game.legal_mask)
     solver = CFR(game)
     sigma = solver.tree.from_game_order(probs)
-    reach, q, v = solver._pass(sigma)
+    reach, q, v, others_reach = solver._pass(sigma)
     expected = lk.counterfactual_values(game, probs)
     np.testing.assert_allclose(solver.tree.to_game_order(q), expected, atol=1e-12)
     np.testing.assert_allclose(solver.tree.to_game_order(reach), lk.policy.realization_weights(game, probs),

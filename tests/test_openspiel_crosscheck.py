@@ -259,3 +259,63 @@ def test_policies_convert_both_ways_and_keep_their_nash_conv(spec):
     np.testing.assert_array_equal(from_openspiel_policy(game, theirs).probs, policy.probs)
     assert os_exploitability.nash_conv(pyspiel.load_game(spec), theirs) == pytest.approx(
         lk.nash_conv(game, policy), abs=1e-12)
+
+
+# ---------------------------------------------------------------- more OpenSpiel games
+UNIVERSAL_LEDUC = ("universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,raiseSize=2 4,"
+                   "firstPlayer=1 1,maxRaises=2 2,numSuits=2,numRanks=3,numHoleCards=1,numBoardCards=0 1)")
+MORE_GAMES = ["sheriff", "tiny_hanabi", "blotto", "dark_hex(num_rows=2,num_cols=2)", UNIVERSAL_LEDUC,
+              pytest.param("tiny_bridge_2p", marks=pytest.mark.slow),          # 107 k histories, ~45 s
+              pytest.param("liars_dice(numdice=1)", marks=pytest.mark.slow)]   # 295 k histories, ~90 s
+
+
+@pytest.mark.parametrize("spec", MORE_GAMES)
+def test_more_openspiel_games_load_and_evaluate_as_openspiel_does(spec, capfd):
+    from open_spiel.python.algorithms import expected_game_score
+    game = lk.games.from_openspiel(spec)
+    assert capfd.readouterr().err == ""                       # OpenSpiel's exception prints are captured
+    os_game = game.definition.os_game
+    # infosets per player: OpenSpiel's own tabular policy lists them
+    counts = [len(states) for states in os_policy.TabularPolicy(os_game).states_per_player]
+    assert np.bincount(game.infoset_player, minlength=game.num_players).tolist() == counts
+    uniform = lk.TabularPolicy.uniform(game)
+    theirs = os_policy.UniformRandomPolicy(os_game)
+    values = expected_game_score.policy_value(os_game.new_initial_state(), [theirs] * game.num_players)
+    np.testing.assert_allclose(lk.expected_payoffs(game, uniform), values, rtol=0, atol=1e-12)
+    if game.num_histories < 50_000:                           # OpenSpiel's Python best response is slow
+        assert lk.nash_conv(game, uniform) == pytest.approx(os_exploitability.nash_conv(os_game, theirs), abs=1e-10)
+
+
+def test_universal_poker_leduc_configuration_is_leduc():
+    game = lk.games.from_openspiel(UNIVERSAL_LEDUC)
+    assert game.num_histories == lk.games.load("leduc_poker").num_histories
+    assert lk.nash_conv(game, lk.TabularPolicy.uniform(game)) == pytest.approx(4.747222222222222, abs=1e-12)
+
+
+def test_phantom_tic_tac_toe_is_refused_for_its_size_only():
+    with pytest.raises(lk.games.GameError, match=r"phantom_ttt\(\) has 1\.\d+e\+10 histories \(estimated\).*"
+                                                 r"max_histories=20,000,000"):
+        lk.games.from_openspiel("phantom_ttt")
+    # a slice of it (the game after five moves) compiles; the limit is an argument
+    start = "start_at(game=phantom_ttt(),history=0;0;4;8;2;6)"
+    assert lk.games.from_openspiel(start).num_histories == 80005
+    with pytest.raises(lk.games.GameError, match="max_histories=1,000"):
+        lk.games.from_openspiel(start, max_histories=1000)
+
+
+def test_infoset_strings_shared_by_two_players_are_two_infosets():
+    # Kuhn poker relabelled so that player 1's "0p" reads "0", the string of player 0's first infoset:
+    # the same tree and the same values as OpenSpiel's, with (player, string) keys
+    relabelled = lk.games.compile_game(_Restricted(OpenSpielDefinition("kuhn_poker"),
+                                                   relabel=lambda key: re.sub(r"^(\d)p$", r"\1", key)))
+    assert sum(key.endswith("(player 1)") for key in relabelled.infoset_keys) == 3
+    assert tree_differences(relabelled, lk.games.from_openspiel("kuhn_poker")) == []
+    assert lk.nash_conv(relabelled, lk.TabularPolicy.uniform(relabelled)) == pytest.approx(11 / 12, abs=1e-12)
+
+
+def test_openspiel_errors_are_clear(capfd):
+    with pytest.raises(TypeError, match="spec_or_game must be an OpenSpiel game string or a pyspiel.Game, got int 3"):
+        lk.games.from_openspiel(3)
+    with pytest.raises(ValueError, match="OpenSpiel cannot load 'no_such_game': Unknown game 'no_such_game'"):
+        lk.games.from_openspiel("no_such_game")
+    assert capfd.readouterr().err == ""

@@ -257,10 +257,13 @@ def test_inconsistent_actions_at_an_infoset_are_refused():
         compile_game(_ToyGame(nodes))
 
 
-def test_an_infoset_shared_by_two_players_is_refused():
+def test_players_may_share_an_infoset_string():
+    # infosets are (player, string) pairs, as in OpenSpiel: player 0's "same" is not player 1's
     nodes = {(): (0, [0, 1], "same"), (0,): (1, [0, 1], "same"), (1,): (1, [0, 1], "same")}
-    with pytest.raises(GameError, match="'same'.*shared by players 0 and 1"):
-        compile_game(_ToyGame(nodes))
+    game = compile_game(_ToyGame(nodes))
+    assert game.num_infosets == 2
+    assert game.infoset_keys == ["same (player 0)", "same (player 1)"]
+    assert game.infoset_player.tolist() == [0, 1]
 
 
 def test_a_well_formed_toy_game_compiles():

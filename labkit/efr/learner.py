@@ -20,6 +20,14 @@ One round, for every learning player i against a profile pi^t:
 
 With deviations="cf" every weight is 1 and only external transformations exist: EFR is vanilla
 CFR with simultaneous updates.
+
+Exact ties (with fixed_point="exact", the default): as in `labkit.regret`, an immediate regret
+within TIE_TOLERANCE of its bound pi_{-i}(I) max_z |u_i(z)| is set to exactly 0, every row keeps
+the cumulative bound sum_t w_I(s; pi^t) pi_{-i}^t(I) max_z |u_i(z)| of its regrets, and a
+cumulative regret counts as positive in y_phi only above TIE_TOLERANCE times that bound. So
+EFR("cf") and CFR make the same decisions at exact ties (and match exact rational arithmetic).
+"lstsq" and "paper" keep the rounding residues: they exist to show (and, for "paper", replay)
+what the authors' floating point does.
 """
 from __future__ import annotations
 
@@ -30,6 +38,7 @@ from labkit.efr import paper_numerics
 from labkit.efr.fixed_point import FIXED_POINT_RULES, transformation_fixed_point
 from labkit.evaluate import edge_probabilities, policy_array
 from labkit.policy import TabularPolicy, infoset_own_reach, normalize_rows
+from labkit.regret import TIE_TOLERANCE, clean_ties
 from labkit.solver import Solver
 
 
@@ -80,6 +89,9 @@ class EFR(Solver):
         self.structure = deviation_structure(self.game, self.deviations)
         g, st = self.game, self.structure
         self.regrets = np.zeros((st.num_rows, st.num_slots))
+        self.regret_scale = np.zeros(st.num_rows)          # cumulative tie bound per row (labkit.regret)
+        largest = np.abs(g.returns[g.terminals]).max(axis=0) if len(g.terminals) else np.zeros(g.num_players)
+        self._payoff_bound = largest[g.infoset_player]      # max_z |u_i(z)| of each infoset's player
         # the current strategy as a flat vector with a trailing 1.0, so that padded weight factors
         # gather a neutral entry
         self._flat = np.ones(g.num_infosets * g.num_actions + 1)
@@ -137,7 +149,7 @@ class EFR(Solver):
         self
         """
         g, st = self.game, self.structure
-        opponents = np.array(policy_array(g, opponents), dtype=float)
+        opponents = np.array(policy_array(g, opponents, "opponents"), dtype=float)
         players = self._check_players(players)
         before = self._probs.copy()
         self._average_numerator += infoset_own_reach(g, before)[:, None] * before
@@ -146,7 +158,9 @@ class EFR(Solver):
         q = np.zeros(g.legal_mask.shape)
         reached = np.zeros(g.num_infosets, dtype=bool)
         paper = self.fixed_point == "paper"
+        exact_ties = self.fixed_point == "exact"
         own_value = np.zeros(g.num_infosets)
+        bound = np.zeros(g.num_infosets)                    # pi_{-i}(I) max_z |u_i(z)|
         for p in players:
             mine = self._player_infosets[p]
             profile = np.where(mine[:, None], before, opponents)
@@ -157,6 +171,7 @@ class EFR(Solver):
             else:
                 values, others_reach = self._tree_pass(profile, p)
                 reached[mine] = others_reach[mine] > 0
+                bound[mine] = others_reach[mine] * self._payoff_bound[mine]
             q[mine] = values[mine]
 
         # 2. immediate regrets of every transformation slot, per infoset
@@ -164,6 +179,8 @@ class EFR(Solver):
             rho = paper_numerics.immediate_regrets(g, st, q, own_value, before)
         else:
             rho = self._immediate_regrets(q, before)
+            if exact_ties:
+                clean_ties(rho, bound[:, None])
         for p in players:
             rows = self._player_rows[p]
             # 3. regrets weighted by the time-selection weight under the strategy that was played
@@ -172,12 +189,19 @@ class EFR(Solver):
             if weight is None:
                 weight = self._row_weights(rows)
             self.regrets[rows] += weight[:, None] * rho[st.row_infoset[rows]] * st.row_active[rows]
+            if exact_ties:
+                self.regret_scale[rows] += weight * bound[st.row_infoset[rows]]
             # 4. new strategies, top-down: a block's weights read the already updated predecessors
             new_weight = np.empty(rows.stop - rows.start)
             for block, infosets, starts in st.blocks[p]:
                 weight = self._row_weights(block)
                 new_weight[block.start - rows.start:block.stop - rows.start] = weight
-                terms = weight[:, None] * np.maximum(self.regrets[block], 0.0)
+                if not exact_ties:
+                    positive = np.maximum(self.regrets[block], 0.0)
+                else:                                         # exact ties count as 0
+                    regrets = self.regrets[block]
+                    positive = np.where(regrets > TIE_TOLERANCE * self.regret_scale[block, None], regrets, 0.0)
+                terms = weight[:, None] * positive
                 y = (paper_numerics.sequential_segment_sums(terms, starts) if paper
                      else np.add.reduceat(terms, starts, axis=0))
                 sigma = transformation_fixed_point(y, g.legal_mask[infosets], self._external_offset,

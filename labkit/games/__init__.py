@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import re
 
-from labkit.games.base import GameError, compile_game
+import numpy as np
+
+from labkit.games.base import DEFAULT_MAX_HISTORIES, GameError, compile_game, estimate_histories
 from labkit.games.kuhn import KuhnPoker
 from labkit.games.leduc import LeducPoker
 from labkit.games.goofspiel import Goofspiel
@@ -23,7 +25,8 @@ from labkit.tree import CHANCE, TERMINAL, GameTree
 
 __all__ = ["load", "from_openspiel", "parse_spec", "GameTree", "GameError", "MatrixGame", "KuhnPoker",
            "LeducPoker", "Goofspiel", "tree_differences", "rock_paper_scissors", "biased_rock_paper_scissors", "climbing_game",
-           "prisoners_dilemma", "preference_game", "compile_game", "CHANCE", "TERMINAL", "NATIVE_GAMES"]
+           "prisoners_dilemma", "preference_game", "compile_game", "CHANCE", "TERMINAL", "NATIVE_GAMES",
+           "DEFAULT_MAX_HISTORIES", "estimate_histories"]
 
 MATRIX_GAMES = {
     "rock_paper_scissors": rock_paper_scissors,
@@ -72,22 +75,22 @@ def _parse_value(text):
 
 
 @functools.lru_cache(maxsize=32)
-def _load_spec(spec: str) -> GameTree:
+def _load_spec(spec: str, max_histories: int) -> GameTree:
     name, params = parse_spec(spec)
     if name in NATIVE_GAMES:
         try:
             definition = NATIVE_GAMES[name](**params)
         except TypeError as err:
             raise ValueError(f"{spec!r}: {err}") from None
-        return compile_game(definition)
+        return compile_game(definition, max_histories)
     if name in MATRIX_GAMES:
-        return compile_game(MATRIX_GAMES[name](**params).as_extensive())
+        return compile_game(MATRIX_GAMES[name](**params).as_extensive(), max_histories)
     known = sorted(NATIVE_GAMES) + sorted(MATRIX_GAMES)
     raise ValueError(f"unknown game {name!r}; labkit's own games are {', '.join(known)} "
                      "(use labkit.games.from_openspiel for any OpenSpiel game)")
 
 
-def load(spec) -> GameTree:
+def load(spec, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
     """Compile a game into a `GameTree`.
 
     Parameters
@@ -97,17 +100,23 @@ def load(spec) -> GameTree:
         "goofspiel(num_cards=4,players=2,points_order=descending,imp_info=True)", a matrix
         game name ("biased_rock_paper_scissors", "climbing_game", ...), a `MatrixGame`, or a
         definition object (see `labkit.games.base`). Strings are compiled once and cached.
+    max_histories : int
+        The largest tree to compile (default DEFAULT_MAX_HISTORIES, 20 million: sized for a
+        24 GB machine). The size is counted from the game's parameters (or estimated) before
+        compiling, and a bigger game is refused with a GameError naming both numbers.
     """
     if isinstance(spec, GameTree):
         return spec
     if isinstance(spec, str):
-        return _load_spec(spec)
+        if isinstance(max_histories, bool) or not isinstance(max_histories, (int, np.integer)) or max_histories < 1:
+            raise TypeError(f"max_histories must be a positive integer, got {max_histories!r}")
+        return _load_spec(spec, int(max_histories))
     if isinstance(spec, MatrixGame):
-        return compile_game(spec.as_extensive())
+        return compile_game(spec.as_extensive(), max_histories)
     if hasattr(spec, "initial_state") and hasattr(spec, "num_players"):
-        return compile_game(spec)
-    raise TypeError(f"cannot load a game from {type(spec).__name__}; pass a game string, a MatrixGame "
-                    "or a game definition")
+        return compile_game(spec, max_histories)
+    raise TypeError(f"cannot load a game from {type(spec).__name__} {spec!r}; pass a game string "
+                    "(e.g. 'kuhn_poker'), a MatrixGame or a game definition")
 
 
 def tree_differences(native, reference):
@@ -116,10 +125,13 @@ def tree_differences(native, reference):
     return differences(native, reference)
 
 
-def from_openspiel(spec_or_game) -> GameTree:
+def from_openspiel(spec_or_game, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
     """Compile an OpenSpiel game (a game string or a pyspiel.Game) into labkit's tree.
 
-    Infoset keys are OpenSpiel's information state strings. Needs ``pip install open_spiel``.
+    Information sets are (player, information state string) pairs; their keys are OpenSpiel's
+    strings (with " (player p)" appended where two players' strings coincide). Before compiling,
+    the tree's size is estimated from random playouts and a tree above `max_histories` (see
+    `load`) is refused. Needs ``pip install open_spiel``.
     """
     from labkit.games.openspiel_adapter import OpenSpielDefinition
-    return compile_game(OpenSpielDefinition(spec_or_game))
+    return compile_game(OpenSpielDefinition(spec_or_game), max_histories)

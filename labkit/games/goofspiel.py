@@ -27,6 +27,7 @@ Returns (OpenSpiel's ``returns_type``)
 """
 from __future__ import annotations
 
+from labkit.games.base import DEFAULT_MAX_HISTORIES
 from labkit.tree import CHANCE, TERMINAL
 
 POINTS_ORDERS = ("random", "ascending", "descending")
@@ -52,7 +53,7 @@ class Goofspiel:
         tensors, and ``num_turns`` must be -1 (as many rounds as cards).
     """
 
-    MAX_HISTORIES = 20_000_000       # labkit compiles the whole tree; beyond this it would not fit
+    MAX_HISTORIES = DEFAULT_MAX_HISTORIES       # labkit compiles the whole tree; beyond this it would not fit
 
     def __init__(self, num_cards=13, players=2, points_order="random", imp_info=False,
                  returns_type="win_loss", egocentric=False, num_turns=-1):

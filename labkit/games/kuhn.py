@@ -25,6 +25,11 @@ class KuhnPoker:
         self.num_distinct_actions = 2
         self.name = "kuhn_poker" if players == 2 else f"kuhn_poker(players={players})"
 
+    def count_histories(self):
+        """Number of histories, from one deal's betting tree (the cards never change who may bet)."""
+        from labkit.games.base import count_histories_chance_blind
+        return count_histories_chance_blind(self)
+
     def initial_state(self):
         return KuhnState(self, (), "")
 

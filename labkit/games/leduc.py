@@ -29,6 +29,11 @@ class LeducPoker:
         self.num_distinct_actions = 3
         self.name = "leduc_poker" if players == 2 else f"leduc_poker(players={players})"
 
+    def count_histories(self):
+        """Number of histories, from one deal's betting tree (the cards never change who may bet)."""
+        from labkit.games.base import count_histories_chance_blind
+        return count_histories_chance_blind(self)
+
     def initial_state(self):
         n = self.num_players
         return LeducState(self, private=(), public=None, rounds=("", ""), round=0,

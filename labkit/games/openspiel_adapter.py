@@ -2,8 +2,17 @@
 
 Simultaneous-move games are first made turn-based with OpenSpiel's own converter, so the
 players of a round move one after another without seeing each other's choices.
+
+Information sets are (player, information state string) pairs, as in OpenSpiel, so games whose
+strings omit the player (phantom_ttt, dark_hex) load. OpenSpiel's C++ code prints every error it
+raises to the process's stderr ("OpenSpiel exception: ..."); the adapter captures that output,
+and a failure becomes a ValueError that quotes it.
 """
 from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
 
 import numpy as np
 
@@ -17,15 +26,50 @@ def _pyspiel():
     return pyspiel
 
 
+@contextlib.contextmanager
+def captured_stderr():
+    """Redirect the process's file descriptor 2 (where OpenSpiel's C++ code writes) to a
+    temporary file for the duration; yields a list that receives the captured text."""
+    captured = []
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        try:
+            saved = os.dup(2)
+        except OSError:                  # pragma: no cover - no stderr descriptor at all
+            yield captured
+            return
+        try:
+            os.dup2(sink.fileno(), 2)
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            captured.append(sink.read().decode(errors="replace"))
+
+
+def load_openspiel_game(game):
+    """A turn-based pyspiel.Game from a game string or a pyspiel.Game, with clear errors."""
+    pyspiel = _pyspiel()
+    if isinstance(game, str):
+        with captured_stderr():
+            try:
+                game = pyspiel.load_game(game)
+            except pyspiel.SpielError as err:
+                first_line = str(err).strip().splitlines()[0]       # not the list of every game it knows
+                raise ValueError(f"OpenSpiel cannot load {game!r}: {first_line}") from None
+    elif not isinstance(game, pyspiel.Game):
+        raise TypeError(f"spec_or_game must be an OpenSpiel game string or a pyspiel.Game, got "
+                        f"{type(game).__name__} {game!r}")
+    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        game = pyspiel.convert_to_turn_based(game)
+    return game
+
+
 class OpenSpielDefinition:
     """Wraps a pyspiel.Game in the interface `labkit.games.base.compile_game` reads."""
 
     def __init__(self, game):
-        pyspiel = _pyspiel()
-        if isinstance(game, str):
-            game = pyspiel.load_game(game)
-        if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-            game = pyspiel.convert_to_turn_based(game)
+        game = load_openspiel_game(game)
         self.os_game = game
         self.name = str(game)
         self.num_players = game.num_players()
@@ -36,10 +80,16 @@ class OpenSpielDefinition:
         return OpenSpielState(self._root)
 
     def action_name(self, a):
-        try:
-            return self._root.action_to_string(0, a)
-        except Exception:                # some games name actions only in context
-            return str(a)
+        """OpenSpiel's name of action a at the root, for the first player it is valid for (some
+        games name actions only for one player or in context; then the id)."""
+        pyspiel = _pyspiel()
+        with captured_stderr():
+            for player in range(self.num_players):
+                try:
+                    return self._root.action_to_string(player, a)
+                except pyspiel.SpielError:
+                    continue
+        return str(a)
 
 
 class OpenSpielState:
@@ -133,14 +183,7 @@ def _path(tree, h):
 # ----------------------------------------------------------------------------- policies both ways
 def _openspiel_game(game, os_game):
     """`os_game` as a turn-based pyspiel.Game, loaded from the tree's name when not given."""
-    pyspiel = _pyspiel()
-    if os_game is None:
-        os_game = game.name
-    if isinstance(os_game, str):
-        os_game = pyspiel.load_game(os_game)
-    if os_game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-        os_game = pyspiel.convert_to_turn_based(os_game)
-    return os_game
+    return load_openspiel_game(game.name if os_game is None else os_game)
 
 
 def openspiel_states(game, os_game=None):
