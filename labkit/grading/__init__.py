@@ -58,7 +58,7 @@ def __getattr__(name):
     if name in ("grade_notebook", "grade_paths", "format_table", "write_csv", "find_notebooks"):
         from labkit.grading import grader
         return getattr(grader, name)
-    if name == "EXERCISES":
-        from labkit.grading.exercises import EXERCISES
-        return EXERCISES
+    if name == "EXERCISES":           # needs the instructor material (labkit.grading.material)
+        from labkit.grading import material
+        return material.load().EXERCISES
     raise AttributeError(f"module 'labkit.grading' has no attribute {name!r}")

@@ -21,6 +21,8 @@ def _parser():
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="parallel grading processes (default: one per core; 1 grades in this process)")
     p.add_argument("--exercise", metavar="27.K", help="refuse notebooks of any other exercise")
+    p.add_argument("--instructor", metavar="DIR",
+                   help="folder containing labkit_instructor (default: the installed labkit-instructor)")
     p.add_argument("--export-nbgrader", metavar="DIR",
                    help="write the exercises as an nbgrader source folder into DIR and exit")
     return p
@@ -29,10 +31,15 @@ def _parser():
 def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
-    from labkit.grading.exercises import EXERCISES
+    from labkit.grading.material import MaterialError, load
+    try:
+        EXERCISES = load(args.instructor).EXERCISES
+    except MaterialError as exc:
+        print(f"labkit-grade: {exc}", file=sys.stderr)
+        return 2
     if args.export_nbgrader:
         from labkit.grading.nbgrader_export import export
-        for path in export(args.export_nbgrader, args.exercise):
+        for path in export(args.export_nbgrader, args.exercise, args.instructor):
             print(path)
         return 0
     if not args.paths:
@@ -58,7 +65,7 @@ def main(argv=None):
         return 2
     executor = "serial" if args.workers == 1 else args.workers
     results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor,
-                          progress=sys.stderr.isatty())
+                          progress=sys.stderr.isatty(), instructor=args.instructor)
     if args.csv:
         write_csv(results, args.csv)
     if args.json:

@@ -26,8 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from labkit.grading import checks
-from labkit.grading.exercises import EXERCISES
+import json
+
+from labkit.grading import material
 from labkit.grading.notebooks import NotebookError, extract, graded_cells, read_notebook
 from labkit.grading.reporter import NONCE_VARIABLE, RECORD_MIME, SEAL_SOURCE, verify_record
 
@@ -52,9 +53,9 @@ def _record(outputs, nonce, part):
 TAMPERED = object()
 
 
-def _failed(part, verdict, message):
-    spec = checks.spec_for(part)
-    return checks.PartResult(part, verdict, 0.0, spec.max_points, [message])
+def _failed(part, verdict, message, specs):
+    from labkit.grading.checking import PartResult
+    return PartResult(part, verdict, 0.0, specs[part].max_points, [message])
 
 
 def _student_name(path, root):
@@ -67,7 +68,7 @@ def _student_name(path, root):
     return path.stem
 
 
-def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None):
+def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, instructor=None):
     """Grade one submission.
 
     Parameters
@@ -87,6 +88,8 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None):
         not be graded (then ``score`` is 0).
     """
     start = time.monotonic()
+    mat = material.load(instructor)
+    EXERCISES, checks = mat.EXERCISES, mat
     path = Path(path)
     result = {"student": student or path.stem, "path": str(path), "exercise": exercise, "score": 0.0,
               "max_score": 0.0, "parts": [], "written": [], "error": None, "seconds": 0.0}
@@ -104,7 +107,7 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None):
     result["exercise"] = ex.number
     result["max_score"] = sum(checks.spec_for(p).max_points for p in ex.parts)
     try:
-        parts = _run_and_grade(ex, submission, timeout)
+        parts = _run_and_grade(ex, submission, timeout, mat)
     except Exception as exc:     # the kernel would not start, say: report it, grade the others
         result["error"] = f"the grader could not run this notebook ({type(exc).__name__}: {exc})"
         result["seconds"] = round(time.monotonic() - start, 2)
@@ -119,10 +122,13 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None):
     return result
 
 
-def _run_and_grade(exercise, submission, timeout):
+def _run_and_grade(exercise, submission, timeout, mat):
     from labkit.grading.runner import KernelRun
     plan = graded_cells(exercise, submission)
     setup_sources = [SEAL_SOURCE] + [src for role, _, src in plan if role == "setup"]
+    from labkit.grading.wire import encode_specs
+    specs = {p: mat.spec_for(p) for p in exercise.parts}
+    sealed_specs = encode_specs(specs)
     nonce = [None]      # a new nonce for every kernel, written where only its sealing cell reads it
     trouble = {}        # part -> (verdict, message) from its answer cells
     results = {}
@@ -132,7 +138,7 @@ def _run_and_grade(exercise, submission, timeout):
 
         def run_setup():
             nonce[0] = secrets.token_hex(16)
-            _write_private(Path(private) / "nonce", nonce[0])
+            _write_private(Path(private) / "nonce", json.dumps({"nonce": nonce[0], "specs": sealed_specs}))
             for src in setup_sources:
                 run = kernel.run(src, timeout=max(timeout, SETUP_TIMEOUT))
                 if run.status != "ok":
@@ -143,7 +149,7 @@ def _run_and_grade(exercise, submission, timeout):
             if role == "setup":
                 continue
             if role == "check" and part in trouble and trouble[part][0] != "error":
-                results[part] = _failed(part, *trouble[part])      # not worth running
+                results[part] = _failed(part, *trouble[part], specs)      # not worth running
                 continue
             restarts = kernel.restarts
             run = kernel.run(source)
@@ -154,7 +160,7 @@ def _run_and_grade(exercise, submission, timeout):
                 elif run.status == "error" and part not in trouble:
                     trouble[part] = ("error", f"your answer cell raised {run.error}")
             else:
-                results[part] = _grade_check(part, run, nonce[0], trouble.get(part))
+                results[part] = _grade_check(part, run, nonce[0], trouble.get(part), mat)
             if kernel.restarts != restarts:
                 run_setup()
     return [results[p] for p in exercise.parts]
@@ -172,20 +178,22 @@ def _write_private(path, text):
         f.write(text)
 
 
-def _grade_check(part, run, nonce, trouble):
+def _grade_check(part, run, nonce, trouble, mat):
+    specs = mat.SPECS
     if trouble and trouble[0] != "error":
-        return _failed(part, trouble[0], trouble[1])
+        return _failed(part, trouble[0], trouble[1], specs)
     if run.status in ("timeout", "dead", "flood"):
         verdict = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood"}[run.status]
-        return _failed(part, verdict, f"the check ({run.error}) -- is one of your functions slow or printing a lot?")
+        return _failed(part, verdict, f"the check ({run.error}) -- is one of your functions slow or printing a lot?",
+                       specs)
     value = _record(run.outputs, nonce, part)
     if value is TAMPERED:
         return _failed(part, "tampered", "the record of your answer was altered inside the kernel "
-                                         "(an answer cell patches json, the display system or the reporter)")
+                                         "(an answer cell patches json, the display system or the reporter)", specs)
     if value is None:
         why = f"the check cell raised {run.error}" if run.error else "the check cell reported nothing"
-        return _failed(part, "missing", f"no answer was recorded: {why}")
-    graded = checks.grade_part(part, value)
+        return _failed(part, "missing", f"no answer was recorded: {why}", specs)
+    graded = mat.grade_part(part, value)
     if trouble:
         graded.hints.insert(0, trouble[1])
     return graded
@@ -207,11 +215,12 @@ def find_notebooks(paths):
 
 
 def _grade_unit(unit):
-    path, root, timeout, exercise = unit
-    return grade_notebook(path, timeout=timeout, exercise=exercise, student=_student_name(path, root))
+    path, root, timeout, exercise, instructor = unit
+    return grade_notebook(path, timeout=timeout, exercise=exercise, student=_student_name(path, root),
+                          instructor=instructor)
 
 
-def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, progress=False):
+def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, progress=False, instructor=None):
     """Grade every notebook under `paths`, in parallel.
 
     Parameters
@@ -226,7 +235,9 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
     list of dict, one per notebook (see `grade_notebook`), in path order.
     """
     from labkit.experiments.executors import run_units
-    units = [(str(p), str(root) if root else None, timeout, exercise) for p, root in find_notebooks(paths)]
+    instructor = str(instructor) if instructor is not None else None
+    units = [(str(p), str(root) if root else None, timeout, exercise, instructor)
+             for p, root in find_notebooks(paths)]
     if not units:
         return []
     return run_units(_grade_unit, units, executor=executor, progress=progress, desc="grading")
