@@ -41,7 +41,7 @@ DEFAULT_BUDGET = 600.0        # seconds one notebook may take in all
 SETUP_TIMEOUT = 120.0         # the master's own setup cells (imports) may be slow on a loaded machine
 MAX_ANSWER_CELLS = 10         # cells of one answer slot run one by one; more are joined into the last
 MAX_KERNELS = 8               # kernels one notebook may use (a kernel is replaced when it dies or hangs)
-STARTUP_ALLOWANCE = 180.0     # seconds of wall time beyond the budget for the sandbox and kernel to start
+STARTUP_ALLOWANCE = 30.0      # seconds of wall time beyond the budget (the budget counts from the driver's start)
 
 VERDICT_OF = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood", "budget": "budget"}
 NOT_GRADABLE, GRADED, FLAGGED = "not gradable", "graded", "flagged"
@@ -67,7 +67,7 @@ def _blank_result(intake, mat):
 
 
 def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, instructor=None, sandbox=True,
-                   budget=DEFAULT_BUDGET):
+                   budget=DEFAULT_BUDGET, limits=None):
     """Grade one submission.
 
     Parameters
@@ -84,6 +84,8 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
         Run the kernel in a bubblewrap sandbox (default); False runs it as a plain process.
     budget : float
         Seconds the whole notebook may take.
+    limits : labkit.grading.sandbox.Limits, optional
+        Memory, process, CPU and file limits of the sandbox (default `sandbox.DEFAULT_LIMITS`).
 
     Returns
     -------
@@ -96,10 +98,10 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
     mat = _material.load(instructor)
     path = Path(path)
     intake = take_in(path, student or path.stem, mat.EXERCISES, expected=exercise)
-    return grade_intake(intake, mat, timeout=timeout, sandbox=sandbox, budget=budget)
+    return grade_intake(intake, mat, timeout=timeout, sandbox=sandbox, budget=budget, limits=limits)
 
 
-def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFAULT_BUDGET):
+def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFAULT_BUDGET, limits=None):
     """Grade a submission already read (`labkit.grading.intake.take_in`)."""
     start = time.monotonic()
     result = _blank_result(intake, mat)
@@ -109,7 +111,7 @@ def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFA
     ex = mat.EXERCISES[intake.exercise]
     submission = Submission(intake.exercise, intake.answers, intake.written)
     try:
-        parts, notes = _run_and_grade(ex, submission, timeout, mat, sandbox, budget)
+        parts, notes = _run_and_grade(ex, submission, timeout, mat, sandbox, budget, limits)
     except Exception as exc:       # the sandbox would not start, say: report it, grade the others
         result["error"] = result["reason"] = f"the grader could not run this notebook ({type(exc).__name__}: {exc})"
         result["seconds"] = round(time.monotonic() - start, 2)
@@ -139,8 +141,8 @@ def _capped(submission, notes):
     return Submission(submission.exercise, answers, submission.written)
 
 
-def _run_and_grade(exercise, submission, timeout, mat, sandbox, budget):
-    from labkit.grading.sandbox import run_driver
+def _run_and_grade(exercise, submission, timeout, mat, sandbox, budget, limits):
+    from labkit.grading.sandbox import DEFAULT_LIMITS, run_driver
     from labkit.grading.wire import encode_specs
     notes = []
     plan = graded_cells(exercise, _capped(submission, notes))
@@ -149,7 +151,7 @@ def _run_and_grade(exercise, submission, timeout, mat, sandbox, budget):
     seals = [{"nonce": secrets.token_hex(16), "specs": sealed_specs} for _ in range(MAX_KERNELS)]
     job = {"cells": [list(c) for c in plan], "timeout": timeout, "setup_timeout": max(timeout, SETUP_TIMEOUT),
            "budget": budget, "seals": seals}
-    run = run_driver(job, sandbox=sandbox, wall=budget + STARTUP_ALLOWANCE)
+    run = run_driver(job, sandbox=sandbox, limits=limits or DEFAULT_LIMITS, wall=budget + STARTUP_ALLOWANCE)
     return _verdicts(plan, run, [s["nonce"] for s in seals], specs, mat), notes
 
 
@@ -258,7 +260,7 @@ def _grade_unit(unit):
 
 
 def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, progress=False, instructor=None,
-                sandbox=True, budget=DEFAULT_BUDGET, on_start=None, on_result=None):
+                sandbox=True, budget=DEFAULT_BUDGET, limits=None, on_start=None, on_result=None):
     """Grade every notebook under `paths`, in parallel.
 
     Parameters
@@ -289,7 +291,7 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
         on_start(intakes)
     if not intakes:
         return []
-    options = {"timeout": timeout, "sandbox": sandbox, "budget": budget,
+    options = {"timeout": timeout, "sandbox": sandbox, "budget": budget, "limits": limits,
                "instructor": str(instructor) if instructor is not None else None}
     bar = None
     if progress:

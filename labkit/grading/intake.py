@@ -21,7 +21,7 @@ from pathlib import Path
 
 from labkit.grading.notebooks import NotebookError, extract, read_notebook
 
-MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+MAX_NOTEBOOK_BYTES = 20_000_000
 
 
 def find_notebooks(paths):

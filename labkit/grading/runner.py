@@ -16,6 +16,7 @@ This module runs inside the grading sandbox (`labkit.grading.driver`), beside th
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -24,10 +25,16 @@ import subprocess
 
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
-from nbclient.util import run_sync
 
 OUTPUT_CAP = 200_000       # characters of output one cell may produce
+TIMEOUT_REPLY = {"ename": "CellTimeout", "evalue": "the cell ran out of time", "traceback": []}
 PROBE_TIMEOUT = 5          # seconds a kernel gets to answer a probe cell after an interrupt
+IOPUB_TIMEOUT = 3          # seconds to wait for a cell's last outputs once its reply is in
+
+
+def _seconds(t):
+    """nbclient wants whole seconds."""
+    return max(1, math.ceil(t))
 
 
 @dataclass
@@ -44,6 +51,16 @@ class _CappedClient(NotebookClient):
         super().__init__(*args, **kwargs)
         self.output_chars = {}
         self.flooded = set()
+        self.timed_out = set()          # id() of the cells whose execution timed out
+        self.interrupts = 0
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        # nbclient interrupts the kernel (awaited) and, with error_on_timeout set, then waits for
+        # the interrupted cell's own outputs until the kernel is idle, so that no stale reader of
+        # that cell's messages is left to swallow the next cell's
+        self.timed_out.add(id(cell))
+        self.interrupts += 1
+        return await super()._async_handle_timeout(timeout, cell)
 
     def output(self, outs, msg, display_id, cell_index):
         content = msg.get("content", {})
@@ -75,7 +92,7 @@ class KernelRun:
     def __init__(self, timeout, env, cwd):
         self.timeout, self.cwd = timeout, cwd
         self.env = {**os.environ, **env}
-        self.interrupts = 0
+        self._interrupts = 0
         self.restarts = 0
         self._client = self._context = None
 
@@ -88,14 +105,22 @@ class KernelRun:
 
     def _start(self):
         nb = nbformat.v4.new_notebook()
-        self._client = _CappedClient(nb, timeout=self.timeout, allow_errors=True, interrupt_on_timeout=False,
-                                     kernel_name="python3", startup_timeout=120, iopub_timeout=5,
+        self._client = _CappedClient(nb, timeout=_seconds(self.timeout), allow_errors=True, interrupt_on_timeout=True,
+                                     error_on_timeout=TIMEOUT_REPLY,
+                                     kernel_name="python3", startup_timeout=120, iopub_timeout=IOPUB_TIMEOUT,
                                      shutdown_kernel="immediate")
         self._context = self._client.setup_kernel(env=self.env, cwd=self.cwd, stdout=subprocess.DEVNULL,
                                                   stderr=subprocess.DEVNULL)
         self._context.__enter__()
 
+    @property
+    def interrupts(self):
+        """Interrupts sent so far (after cell timeouts), over all kernels."""
+        return self._interrupts + (self._client.interrupts if self._client is not None else 0)
+
     def _stop(self):
+        if self._client is not None:
+            self._interrupts += self._client.interrupts
         if self._context is not None:
             try:
                 self._context.__exit__(None, None, None)
@@ -117,12 +142,12 @@ class KernelRun:
         index = len(client.nb.cells) - 1
         saved = client.timeout
         if timeout is not None:
-            client.timeout = timeout
+            client.timeout = _seconds(timeout)
         try:
             client.execute_cell(cell, index)
-        except CellTimeoutError:
+        except CellTimeoutError:            # e.g. no idle after the interrupt: treat as a stuck kernel
             limit = client.timeout
-            self._recover()
+            self.restart()
             return CellRun("timeout", list(cell.outputs), f"the cell ran longer than {limit:g} s")
         except DeadKernelError:
             self.restart()
@@ -130,6 +155,10 @@ class KernelRun:
         finally:
             if self._client is client:
                 client.timeout = saved
+        if id(cell) in client.timed_out:
+            limit = _seconds(timeout) if timeout is not None else saved
+            self._recover()
+            return CellRun("timeout", list(cell.outputs), f"the cell ran longer than {limit:g} s")
         if index in client.flooded:
             return CellRun("flood", list(cell.outputs), f"the cell printed more than {OUTPUT_CAP} characters")
         errors = [o for o in cell.outputs if o.get("output_type") == "error"]
@@ -138,18 +167,18 @@ class KernelRun:
         return CellRun("ok", list(cell.outputs))
 
     def _recover(self):
-        """After a timeout: interrupt; if the kernel does not answer a probe cell, replace it."""
+        """After a timeout (nbclient interrupted the kernel and awaited it): if the kernel does
+        not answer a probe cell -- whose own timeout interrupts it once more -- replace it."""
         client = self._client
+        probe = nbformat.v4.new_code_cell("pass")
+        client.nb.cells.append(probe)
+        saved, client.timeout = client.timeout, PROBE_TIMEOUT
         try:
-            # interrupt_kernel is a coroutine on nbclient's async kernel manager: it must be awaited
-            run_sync(client.km.interrupt_kernel)()
-            self.interrupts += 1
-            probe = nbformat.v4.new_code_cell("pass")
-            client.nb.cells.append(probe)
-            client.timeout = PROBE_TIMEOUT
             client.execute_cell(probe, len(client.nb.cells) - 1)
-            alive = not any(o.get("output_type") == "error" for o in probe.outputs)
+            if id(probe) not in client.timed_out and not any(o.get("output_type") == "error" for o in probe.outputs):
+                return
         except Exception:            # timeout again, or the kernel died
-            alive = False
-        if not alive:
-            self.restart()
+            pass
+        finally:
+            client.timeout = saved
+        self.restart()

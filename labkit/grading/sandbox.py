@@ -42,6 +42,7 @@ What one sandbox gets (see `command`)
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import os
@@ -70,8 +71,8 @@ class Limits:
     ``processes`` the number of tasks (threads included) of the sandbox's uid, ``cpu`` the CPU
     seconds of each process, ``file_size`` the largest file it may write, ``scratch`` the size
     of its private /tmp."""
-    memory: int = 4 * 1024 ** 3
-    processes: int = 96
+    memory: int = 2 * 1024 ** 3
+    processes: int = 64
     cpu: int = 900
     file_size: int = 256 * 1024 ** 2
     open_files: int = 512
@@ -162,18 +163,26 @@ def _uid_taken(uid):
         return False
 
 
-def kill_uid(uid):
-    """SIGKILL every process whose real uid is `uid` (root only; a sandbox's uid is its own)."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as f:
-                line = next(x for x in f if x.startswith("Uid:"))
-            if int(line.split()[1]) == uid:
-                os.kill(int(entry), signal.SIGKILL)
-        except (OSError, StopIteration, ValueError):
-            continue
+def kill_uid(uid, passes=50):
+    """SIGKILL every process whose real uid is `uid` (root only; a sandbox's uid is its own),
+    pass after pass until none is left (a fork bomb forks while we look)."""
+    for _ in range(passes):
+        found = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as f:
+                    lines = [x for x in f if x.startswith(("Uid:", "State:"))]
+                state = next(x for x in lines if x.startswith("State:")).split()[1]
+                if int(next(x for x in lines if x.startswith("Uid:")).split()[1]) == uid and state != "Z":
+                    os.kill(int(entry), signal.SIGKILL)
+                    found += 1
+            except (OSError, StopIteration, ValueError, IndexError):
+                continue
+        if not found:
+            return
+        time.sleep(0.05)
 
 
 def _python_folders():
@@ -221,6 +230,7 @@ def _blocker_folder():
             (folder / "__init__.py").write_text(BLOCKER_SOURCE)
             os.chmod(folder / "__init__.py", 0o644)
             _blocker["path"] = folder
+            atexit.register(shutil.rmtree, folder, True)
         return _blocker["path"]
 
 
@@ -265,10 +275,13 @@ def _prlimit(limits, processes):
             f"--fsize={limits.file_size}", f"--nofile={limits.open_files}", "--core=0", "--"]
 
 
-def command(limits, uid, scratch="/tmp"):
-    """The bubblewrap command line that runs the driver in a fresh sandbox as `uid`."""
+def command(limits, uid, scratch="/tmp", info_fd=None):
+    """The bubblewrap command line that runs the driver in a fresh sandbox as `uid`; with
+    `info_fd`, bubblewrap writes the host pid of the sandbox's init there (``child-pid``)."""
     folders, _ = _python_folders()
     args = [shutil.which("bwrap"), "--die-with-parent", "--new-session", *_namespaces(), "--tmpfs", "/"]
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
     args += _system_binds()
     for parent in _ancestors(folders):
         args += ["--perms", "0755", "--dir", str(parent)]
@@ -322,9 +335,12 @@ def run_driver(job, *, sandbox=True, limits=DEFAULT_LIMITS, wall=600.0):
     with tempfile.TemporaryDirectory(prefix="labkit-grade-run-") as private, \
             (Slot() if sandbox else _NoSlot()) as slot:
         stderr_path = Path(private) / "stderr"
+        info_read, info_write = os.pipe()
+        pass_fds = ()
         if sandbox:
             job = {**job, "workdir": "/tmp/work"}
-            argv, env, cwd = command(limits, slot.uid), None, "/"
+            argv, env, cwd = command(limits, slot.uid, info_fd=info_write), None, "/"
+            pass_fds = (info_write,)
         else:
             os.chmod(private, 0o700)
             scratch = Path(private) / "scratch"
@@ -336,15 +352,19 @@ def run_driver(job, *, sandbox=True, limits=DEFAULT_LIMITS, wall=600.0):
         with open(stderr_path, "wb") as err:
             try:
                 proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
-                                        cwd=cwd, process_group=0, close_fds=True, umask=0o022)
+                                        cwd=cwd, process_group=0, close_fds=True, pass_fds=pass_fds, umask=0o022)
             except OSError as exc:
+                os.close(info_read)
                 return DriverRun([], None, f"the sandbox could not start ({exc})", "", time.monotonic() - start)
+            finally:
+                os.close(info_write)
             feeder = threading.Thread(target=_feed, args=(proc.stdin, json.dumps(job).encode()), daemon=True)
             feeder.start()
             try:
                 events, note = _read_events(proc.stdout, start + wall)
             finally:
-                _kill(proc, slot.uid if sandbox else None)
+                _kill(proc, slot.uid if sandbox else None, _init_pid(info_read) if sandbox else None)
+                os.close(info_read)
         stderr = stderr_path.read_bytes()[-4000:].decode("utf-8", "replace")
         return DriverRun(events, proc.returncode, note, stderr, time.monotonic() - start)
 
@@ -411,8 +431,30 @@ def _keep(line, events):
         events.append(event)
 
 
-def _kill(proc, uid):
-    """End the sandbox and everything in it."""
+def _init_pid(fd):
+    """The host pid of the sandbox's init, from bubblewrap's --info-fd (None if it never started)."""
+    data = b""
+    while select.select([fd], [], [], 0)[0]:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    try:
+        pid = json.loads(data.decode()).get("child-pid")
+    except ValueError:
+        return None
+    return pid if isinstance(pid, int) and pid > 1 else None
+
+
+def _kill(proc, uid, init_pid=None):
+    """End the sandbox and everything in it: its init first (when a PID namespace's init dies,
+    the kernel kills every process in it, a ``setsid`` daemon included), then bubblewrap's
+    process group, then -- as root -- whatever is left with the sandbox's uid."""
+    if init_pid is not None:
+        try:
+            os.kill(init_pid, signal.SIGKILL)
+        except OSError:
+            pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
