@@ -250,6 +250,12 @@ def take_in_all(paths, mat, exercise=None):
     intakes = [take_in(p, _student_name(p, root), mat.EXERCISES, expected=exercise)
                for p, root in find_notebooks(paths)]
     flag_duplicates(intakes)
+    # a file that could not be read belongs to the class's exercise when the class has one, so
+    # that its row shows the maximum it could have earned rather than 0
+    numbers = {i.exercise for i in intakes if i.exercise}
+    if len(numbers) == 1:
+        for intake in intakes:
+            intake.exercise = intake.exercise or next(iter(numbers))
     return intakes
 
 

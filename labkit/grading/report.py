@@ -109,7 +109,8 @@ def csv_row(result, parts):
     reason = result.get("reason") or result.get("error") or ""
     return [csv_cell(result.get("student_id", result["student"])), csv_cell(result["student"]),
             csv_cell(result["path"]), csv_cell(result.get("exercise") or ""), result.get("status", ""),
-            csv_cell(reason), _points(result["score"]) if ok else "", _points(result["max_score"]),
+            csv_cell(reason), _points(result["score"]) if ok else "",
+            _points(result["max_score"]) if ok or result["max_score"] else "",
             *(_points(points[n]) if n in points else "" for n in parts)]
 
 
