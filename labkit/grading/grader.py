@@ -176,6 +176,8 @@ def _stopped_reason(run, fatal):
         return "budget", "the notebook used up its time budget before this part"
     if run.note == "stream":
         return "output-flood", "the notebook sent more output than the grader reads"
+    if not run.events and run.stderr.strip():        # it never started: say why, for the instructor
+        return "kernel-died", f"the sandbox stopped at once ({run.stderr.strip().splitlines()[-1][:300]})"
     return "kernel-died", "the sandbox ended before this part (out of memory, or a process limit?)"
 
 

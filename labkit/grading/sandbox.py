@@ -282,6 +282,9 @@ def command(limits, uid, scratch="/tmp", info_fd=None):
     args = [shutil.which("bwrap"), "--die-with-parent", "--new-session", *_namespaces(), "--tmpfs", "/"]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
+    # the private /tmp first, so that a Python installed under /tmp (a venv in a temporary
+    # folder) can still be bound on top of it
+    args += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", scratch]
     args += _system_binds()
     for parent in _ancestors(folders):
         args += ["--perms", "0755", "--dir", str(parent)]
@@ -289,8 +292,7 @@ def command(limits, uid, scratch="/tmp", info_fd=None):
         args += ["--ro-bind", str(folder), str(folder)]
     for hidden in _hidden_packages(folders):
         args += ["--ro-bind", str(_blocker_folder()), hidden]
-    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(limits.scratch),
-             "--tmpfs", scratch, "--clearenv"]
+    args += ["--dev", "/dev", "--proc", "/proc", "--clearenv"]
     for key, value in environment(scratch).items():
         args += ["--setenv", key, value]
     args += ["--chdir", scratch]
