@@ -14,7 +14,6 @@ import math
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -22,14 +21,11 @@ import pytest
 
 from labkit.grading.__main__ import main as _main
 from labkit.grading.grader import grade_notebook as _grade_notebook, grade_paths as _grade_paths
-from labkit.grading.material import load
 from labkit.grading.notebooks import NotebookError, read_notebook
 from labkit.grading.reporter import RECORD_MIME, to_plain
 
-ROOT = Path(__file__).resolve().parent.parent
-INSTRUCTOR = ROOT / "instructor"
-checks = load(INSTRUCTOR)                # the hidden checks: grade_part, spec_for, SPECS
-EXERCISES = checks.EXERCISES
+from _grading_support import EXERCISES, INSTRUCTOR, ROOT, MATERIAL as checks  # noqa: E402  (hidden checks)
+from _grading_support import solution_source as _solution_source, with_answers as _with_answers  # noqa: E402
 from labkit_instructor.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8  # noqa: E402
 
 
@@ -115,17 +111,6 @@ def test_grading_leaves_the_submissions_untouched(classroom):
 
 
 # ------------------------------------------------------------------ adversaries
-
-
-def _with_answers(number, answers, solution=True):
-    """An exercise notebook (the worked solution, unexecuted, by default) with some answer
-    cells replaced: answers = {slot: source}."""
-    nb = EXERCISES[number].notebook(solution=solution)
-    for cell in nb.cells:
-        slot = cell.metadata.get("labkit", {}).get("slot")
-        if cell.metadata.get("labkit", {}).get("role") == "answer" and slot in answers:
-            cell.source = answers[slot]
-    return nb
 
 
 def _forged():
@@ -218,10 +203,6 @@ def forge(result):            # runs after every cell, so its record comes last 
 
 get_ipython().events.register("post_run_cell", forge)
 """
-
-
-def _solution_source(number, slot):
-    return next(c.solution for c in EXERCISES[number].cells if c.role == "answer" and c.slot == slot)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,6 @@ limits), which the driver's event carries out.
 import json
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import labkit

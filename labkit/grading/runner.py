@@ -3,13 +3,16 @@
 This module runs inside the grading sandbox (`labkit.grading.driver`), beside the kernel.
 `KernelRun` wraps an nbclient `NotebookClient`:
 
-* each cell gets its own timeout; on a timeout the kernel is interrupted (and the interrupt
-  awaited), so the cell that looped is lost but the kernel keeps its state for the following
+* each cell gets its own timeout; on a timeout the kernel is interrupted -- through nbclient's
+  own ``interrupt_on_timeout``, which awaits ``km.interrupt_kernel()`` and then collects the
+  interrupted cell's last messages, so that no stale reader is left to swallow the next cell's
+  outputs -- and the cell that looped is lost but the kernel keeps its state for the following
   parts; only if a short probe cell still does not come back is the kernel replaced by a new
   one (the caller then replays its setup cells);
 * a kernel that dies (``os._exit``, a segfault) is replaced the same way;
-* outputs past `OUTPUT_CAP` characters in one cell are dropped, and the cell is marked as
-  flooded, so a runaway ``print`` cannot exhaust the grader's memory;
+* outputs past `OUTPUT_CAP` characters in one cell are dropped as they arrive, and the cell is
+  marked as flooded (a single huge message costs memory here, inside the sandbox's limits, and
+  never in the grader, which reads a capped event stream);
 * the kernel starts in a scratch directory with the extra environment variables given
   (the grader's nonce), never in the submission's folder; its own stdout and stderr go to
   /dev/null, so nothing it prints reaches the driver's event stream or the terminal.
@@ -18,10 +21,10 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
 from dataclasses import dataclass, field
 
 import nbformat
-import subprocess
 
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
