@@ -174,3 +174,15 @@ def test_the_course_build_of_the_book_has_no_solution_pages(tmp_path):
     # and `make book SOLUTIONS=0` builds from that toc
     dry = subprocess.run(["make", "-n", "book", "SOLUTIONS=0"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert "course_toc.py" in dry.stdout and "--toc _build/_toc_course.yml" in dry.stdout
+
+
+def test_the_notebook_side_needs_no_grading_extra():
+    script = ("import sys\nfor name in ('nbclient', 'nbformat', 'jupyter_client', 'labkit_instructor'):\n"
+              "    sys.modules[name] = None\n"
+              "import labkit\nfrom labkit.grading import check\nfrom labkit.grading.reporter import collect\n"
+              "from labkit.grading import public\n"
+              "print(public.feedback('27.4(b)', collect('27.4(b)', {'ev_bet_jack': lambda q: -1.0, "
+              "'call_queen_p2': 0.5})).line())\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("27.4(b): format ok -- the grader will score it")
