@@ -22,7 +22,11 @@ What one sandbox gets (see `command`)
 * as root: its own real uid, ``UID_BASE + slot`` (a slot is a lock file, so concurrent
   graders and workers never share one), and no capabilities: bubblewrap runs privileged to
   build the mount tree, then ``setpriv`` drops to that uid with an empty bounding set and
-  ``no_new_privs``. ``RLIMIT_NPROC`` therefore counts only that sandbox's processes. Without
+  ``no_new_privs`` before anything of the job runs. ``RLIMIT_NPROC`` therefore counts only that
+  sandbox's processes. (Switching to the uid *before* bubblewrap, so that it builds the tree in
+  an unprivileged user namespace, fails where the Python installation lies in a folder only root
+  can enter, such as a pyenv under /root: bubblewrap 0.8 then cannot reach the folders to bind,
+  even through ``--ro-bind-fd``, which it resolves through /proc/self/fd. Measured here.) Without
   root, bubblewrap uses an unprivileged user namespace and every sandbox runs as the
   instructor's uid: the limits still apply per process, but the process count is shared with
   the instructor's other processes (see `Limits`);
