@@ -185,3 +185,21 @@ def test_the_notebook_side_needs_no_grading_extra():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("27.4(b): format ok -- the grader will score it")
+
+
+@pytest.mark.slow
+def test_the_course_site_is_built_without_solution_pages(tmp_path):
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    if not jupyter_book.exists():
+        pytest.skip("jupyter-book is not installed in this environment")
+    toc = tmp_path / "toc.yml"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "course_toc.py"), str(ROOT / "_toc.yml"), str(toc)],
+                   check=True, timeout=60)
+    done = subprocess.run([str(jupyter_book), "build", "-W", "--path-output", str(tmp_path), "--toc", str(toc),
+                           str(ROOT)], capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    html = tmp_path / "_build" / "html"
+    pages = {p.relative_to(html).as_posix() for p in html.rglob("*.html")}
+    assert "exercises/27_4_kuhn_poker_by_hand.html" in pages
+    assert not [p for p in pages if p.startswith("solutions/")]
+    assert "solutions/" not in (html / "exercises" / "27_4_kuhn_poker_by_hand.html").read_text()
