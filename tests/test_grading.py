@@ -14,21 +14,32 @@ import math
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
 
-from labkit.grading import checks
-from labkit.grading.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8
-from labkit.grading.__main__ import main
-from labkit.grading.exercises import EXERCISES
-from labkit.grading.grader import grade_notebook, grade_paths
+from labkit.grading.__main__ import main as _main
+from labkit.grading.grader import grade_notebook as _grade_notebook, grade_paths as _grade_paths
 from labkit.grading.notebooks import NotebookError, read_notebook
 from labkit.grading.reporter import RECORD_MIME, to_plain
 
-ROOT = Path(__file__).resolve().parent.parent
+from _grading_support import EXERCISES, INSTRUCTOR, ROOT, MATERIAL as checks  # noqa: E402  (hidden checks)
+from _grading_support import solution_source as _solution_source, with_answers as _with_answers  # noqa: E402
+from labkit_instructor.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8  # noqa: E402
+
+
+def main(argv):
+    return _main([*argv, "--instructor", str(INSTRUCTOR)])
+
+
+def grade_notebook(path, **kwargs):
+    return _grade_notebook(path, instructor=INSTRUCTOR, **kwargs)
+
+
+def grade_paths(paths, **kwargs):
+    return _grade_paths(paths, instructor=INSTRUCTOR, **kwargs)
+
 MAX_SCORES = {"27.1": 6, "27.2": 7, "27.3": 5, "27.4": 5, "27.5": 4, "27.6": 5, "27.7": 4, "27.8": 4}
 
 
@@ -102,17 +113,6 @@ def test_grading_leaves_the_submissions_untouched(classroom):
 # ------------------------------------------------------------------ adversaries
 
 
-def _with_answers(number, answers, solution=True):
-    """An exercise notebook (the worked solution, unexecuted, by default) with some answer
-    cells replaced: answers = {slot: source}."""
-    nb = EXERCISES[number].notebook(solution=solution)
-    for cell in nb.cells:
-        slot = cell.metadata.get("labkit", {}).get("slot")
-        if cell.metadata.get("labkit", {}).get("role") == "answer" and slot in answers:
-            cell.source = answers[slot]
-    return nb
-
-
 def _forged():
     """A blank 27.2 whose check cells were edited to print "pass" and whose stored outputs
     claim full marks, including a record of the grader's own kind."""
@@ -147,7 +147,7 @@ labkit.grading.reporter.check = check
 
 PATCH_INTERNALS = WRONG_C + '''
 import builtins, json, sys
-import labkit.grading.checks as checks
+import labkit.grading.public as checks
 import labkit.grading.reporter as reporter
 from IPython.display import publish_display_data
 
@@ -156,7 +156,7 @@ right = {"cycle_average": [1/3, 1/3, 1/3], "best_response_to_average": "rock", "
 reporter.collect = lambda part, namespace: dict(right)
 reporter.to_plain = lambda value, *a, **k: right.get("gain")
 checks.SPECS["27.2(c)"] = checks.SPECS["27.2(a)"]
-checks.grade_part = lambda part, value: checks.PartResult(part, "pass", 4, 4)
+checks.feedback = lambda part, value: None
 _dumps = json.dumps
 # rewrite the record on its way out of the kernel (its payload travels as an escaped JSON string)
 json.dumps = lambda obj, *a, **k: _dumps(obj, *a, **k).replace('\\\\"gain\\\\": 5.0', '\\\\"gain\\\\": 0.3333333333333333')
@@ -203,10 +203,6 @@ def forge(result):            # runs after every cell, so its record comes last 
 
 get_ipython().events.register("post_run_cell", forge)
 """
-
-
-def _solution_source(number, slot):
-    return next(c.solution for c in EXERCISES[number].cells if c.role == "answer" and c.slot == slot)
 
 
 @pytest.fixture(scope="module")
@@ -443,7 +439,7 @@ import distributed
 from labkit.grading.grader import grade_paths
 with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                               dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-    results = grade_paths([sys.argv[1]], executor=client.get_executor(), timeout=120)
+    results = grade_paths([sys.argv[1]], executor=client.get_executor(), timeout=120, instructor=sys.argv[2])
 print(json.dumps([(r["student"], r["score"], r["error"]) for r in results]))
 """
 
@@ -455,7 +451,8 @@ def test_bulk_grading_runs_on_a_dask_cluster(tmp_path):
     for student in ("ann", "ben"):
         (tmp_path / student).mkdir()
         shutil.copy(ROOT / "solutions" / EXERCISES["27.2"].filename, tmp_path / student / "answers.ipynb")
-    done = subprocess.run([sys.executable, "-c", DASK_GRADING, str(tmp_path)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", DASK_GRADING, str(tmp_path), str(INSTRUCTOR)],
+                          capture_output=True, text=True,
                           timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])
