@@ -7,78 +7,18 @@ and collected the way the reporter collects them in a kernel: every name of the 
 function called at the hidden probe arguments, the results made plain JSON. The references the
 checks use are tested here against labkit, and labkit's CFR trajectories on Leduc against
 OpenSpiel's numbers (tests/test_cfr.py compares the policies with OpenSpiel's solvers)."""
-import copy
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import labkit as lk
-from labkit.grading.reporter import to_plain
-
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT / "instructor") not in sys.path:          # the instructor distribution, from the repository
-    sys.path.insert(0, str(ROOT / "instructor"))
+from exercise_harness import Harness
 
 from labkit_instructor.checks import lab15 as hidden  # noqa: E402
 from labkit_instructor.exercises import lab15 as lab  # noqa: E402
 
-SPECS = {spec.part: spec for spec in hidden.PARTS}
-PARTS = [c.part for c in lab.EXERCISE.cells if c.role == "check"]
-
-
-def cells(role_filter, parts=None, solution=True, edits=None):
-    """The sources of the lab's setup cells and of its answer cells (solutions or templates), in
-    order, for the parts given; `edits` = {part: [(old, new), ...]} turns a solution wrong."""
-    sources = []
-    for cell in lab.EXERCISE.cells:
-        if cell.role == "setup":
-            sources.append(cell.source)
-        elif cell.role == "answer" and role_filter(cell.part) and (parts is None or cell.part in parts):
-            source = cell.solution if solution else cell.source
-            for old, new in (edits or {}).get(cell.part, []):
-                assert old in source, f"the edit {old!r} no longer applies to {cell.part}"
-                source = source.replace(old, new)
-            sources.append(source)
-    return sources
-
-
-def run(sources):
-    namespace = {"__name__": "__lab15__"}
-    for source in sources:
-        exec(compile(source, "<answer>", "exec"), namespace)
-    return namespace
-
-
-def collect(part, namespace):
-    """What the sealed reporter records for `part`: {name: value or [results at the probes]}."""
-    spec, out = SPECS[part], {}
-    for name in spec.names:
-        if name not in namespace:
-            out[name] = {"__error__": f"`{name}` is not defined"}
-            continue
-        try:
-            if name in spec.probes:
-                results = []
-                for args in spec.probes[name]:
-                    try:
-                        results.append(to_plain(namespace[name](*copy.deepcopy(args))))
-                    except Exception as exc:
-                        results.append({"__error__": f"{type(exc).__name__}: {exc}"})
-                out[name] = results
-            else:
-                out[name] = to_plain(namespace[name])
-        except Exception as exc:
-            out[name] = {"__error__": f"{type(exc).__name__}: {exc}"}
-    return out
-
-
-def grade(part, namespace):
-    items = SPECS[part].grade(collect(part, namespace))
-    assert sum(i.max_points for i in items) == SPECS[part].max_points
-    return sum(i.points for i in items), [i.hint for i in items if i.hint]
-
+LAB = Harness(lab.EXERCISE, hidden.PARTS)
+SPECS, PARTS = LAB.specs, LAB.parts
+cells, run, collect, grade = LAB.cells, LAB.run, LAB.collect, LAB.grade
 
 FAST = [p for p in PARTS if p not in ("L15(g)", "L15(k)")]
 
