@@ -1,9 +1,12 @@
 # Two entry points (see README.md): `make book` builds the site into _build/html,
 # `make test` runs every test. Each creates .venv and installs what it needs first.
+# `make book SOLUTIONS=0` builds the site for a course: the same pages without the worked solutions.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PYTEST_WORKERS ?= 2
+SOLUTIONS ?= 1
+COURSE_TOC := _build/_toc_course.yml
 
 .PHONY: book test test-fast notebooks exercises venv clean
 
@@ -11,8 +14,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.book-installed: $(BIN)/python requirements.txt pyproject.toml
-	$(BIN)/pip install --quiet -r requirements.txt -e .
+# labkit with its grading extra, and the instructor material (solutions, hidden checks) beside it
+$(VENV)/.book-installed: $(BIN)/python requirements.txt pyproject.toml instructor/pyproject.toml
+	$(BIN)/pip install --quiet -r requirements.txt -e ".[grading]" -e instructor/
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
@@ -22,7 +26,13 @@ $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
 venv: $(VENV)/.test-installed
 
 book: $(VENV)/.book-installed
+ifeq ($(SOLUTIONS),0)
+	rm -rf _build/html _build/.doctrees
+	$(BIN)/python scripts/course_toc.py _toc.yml $(COURSE_TOC)
+	$(BIN)/jupyter-book build -W --path-output . --toc $(COURSE_TOC) .
+else
 	$(BIN)/jupyter-book build -W --path-output . .
+endif
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
@@ -35,7 +45,7 @@ test-fast: $(VENV)/.test-installed
 notebooks: $(VENV)/.book-installed
 	$(BIN)/python scripts/execute_notebooks.py --jobs 2
 
-# rebuild exercises/ and solutions/ from labkit/grading/exercises/ (solutions are executed)
+# rebuild exercises/ and solutions/ from instructor/labkit_instructor/exercises/ (solutions are executed)
 exercises: $(VENV)/.book-installed
 	$(BIN)/python scripts/build_exercises.py
 

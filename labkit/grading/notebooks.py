@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import nbformat
-
 FORMAT = 1
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 ROLES = ("markdown", "setup", "answer", "written", "check")
@@ -94,6 +92,7 @@ class Exercise:
 
     def notebook(self, solution=False):
         """The exercise (or, with solution=True, the solution) as an unexecuted notebook."""
+        import nbformat          # imported here: `import labkit.grading` must not need the grading extra
         nb = nbformat.v4.new_notebook()
         nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"},
                        "labkit": {"exercise": self.number, "format": FORMAT}}
@@ -158,6 +157,7 @@ def read_notebook(data: bytes, name="notebook"):
                             "JupyterLab or Jupyter Notebook 5 or later)")
     if not isinstance(raw.get("cells"), list):
         raise NotebookError(f"{name} is not a Jupyter notebook: it has no list of cells")
+    import nbformat
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as exc:

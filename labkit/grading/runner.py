@@ -1,15 +1,18 @@
 """Execute cells one by one in a fresh kernel, surviving what a student's code can do to it.
 
+This module runs inside the grading sandbox (`labkit.grading.driver`), beside the kernel.
 `KernelRun` wraps an nbclient `NotebookClient`:
 
-* each cell gets its own timeout; on a timeout the kernel is interrupted, and if a short
-  probe cell still does not come back the kernel is replaced by a new one (the caller then
-  replays its setup cells);
+* each cell gets its own timeout; on a timeout the kernel is interrupted (and the interrupt
+  awaited), so the cell that looped is lost but the kernel keeps its state for the following
+  parts; only if a short probe cell still does not come back is the kernel replaced by a new
+  one (the caller then replays its setup cells);
 * a kernel that dies (``os._exit``, a segfault) is replaced the same way;
 * outputs past `OUTPUT_CAP` characters in one cell are dropped, and the cell is marked as
   flooded, so a runaway ``print`` cannot exhaust the grader's memory;
 * the kernel starts in a scratch directory with the extra environment variables given
-  (the grader's nonce), never in the submission's folder.
+  (the grader's nonce), never in the submission's folder; its own stdout and stderr go to
+  /dev/null, so nothing it prints reaches the driver's event stream or the terminal.
 """
 from __future__ import annotations
 
@@ -17,8 +20,11 @@ import os
 from dataclasses import dataclass, field
 
 import nbformat
+import subprocess
+
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import run_sync
 
 OUTPUT_CAP = 200_000       # characters of output one cell may produce
 PROBE_TIMEOUT = 5          # seconds a kernel gets to answer a probe cell after an interrupt
@@ -69,6 +75,7 @@ class KernelRun:
     def __init__(self, timeout, env, cwd):
         self.timeout, self.cwd = timeout, cwd
         self.env = {**os.environ, **env}
+        self.interrupts = 0
         self.restarts = 0
         self._client = self._context = None
 
@@ -84,7 +91,8 @@ class KernelRun:
         self._client = _CappedClient(nb, timeout=self.timeout, allow_errors=True, interrupt_on_timeout=False,
                                      kernel_name="python3", startup_timeout=120, iopub_timeout=5,
                                      shutdown_kernel="immediate")
-        self._context = self._client.setup_kernel(env=self.env, cwd=self.cwd)
+        self._context = self._client.setup_kernel(env=self.env, cwd=self.cwd, stdout=subprocess.DEVNULL,
+                                                  stderr=subprocess.DEVNULL)
         self._context.__enter__()
 
     def _stop(self):
@@ -133,7 +141,9 @@ class KernelRun:
         """After a timeout: interrupt; if the kernel does not answer a probe cell, replace it."""
         client = self._client
         try:
-            client.km.interrupt_kernel()
+            # interrupt_kernel is a coroutine on nbclient's async kernel manager: it must be awaited
+            run_sync(client.km.interrupt_kernel)()
+            self.interrupts += 1
             probe = nbformat.v4.new_code_cell("pass")
             client.nb.cells.append(probe)
             client.timeout = PROBE_TIMEOUT

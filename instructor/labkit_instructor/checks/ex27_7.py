@@ -1,13 +1,13 @@
 """Checks of exercise 27.7, value decomposition.
 
-The exercise itself (text, answer and check cells) is labkit/grading/exercises/ex27_7.py.
+The exercise itself (text, answer and check cells) is labkit_instructor/exercises/ex27_7.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.grading.checks.base import Grader, as_array, as_pair, close_to, part_spec, probe_results, reported
-from labkit.grading.checks.ex27_6 import climbing_payoffs
+from labkit_instructor.checks.base import Grader, as_array, as_pair, close_to, part_spec, probe_results, reported
+from labkit_instructor.checks.ex27_6 import climbing_payoffs
 
 
 def vdn_fit(Q):

@@ -1,12 +1,12 @@
 """Checks of exercise 27.4, Kuhn poker by hand.
 
-The exercise itself (text, answer and check cells) is labkit/grading/exercises/ex27_4.py.
+The exercise itself (text, answer and check cells) is labkit_instructor/exercises/ex27_4.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.grading.checks.base import Grader, as_number, part_spec, probe_results, reported
+from labkit_instructor.checks.base import Grader, as_number, part_spec, probe_results, reported
 
 
 CALL_BLUFF_GRID = [(c, b) for c in (0.0, 1 / 3, 2 / 3, 1.0) for b in (0.0, 0.5, 1.0)]

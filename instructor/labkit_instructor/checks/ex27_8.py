@@ -1,6 +1,6 @@
 """Checks of exercise 27.8, preferences and Nash learning.
 
-The exercise itself (text, answer and check cells) is labkit/grading/exercises/ex27_8.py.
+The exercise itself (text, answer and check cells) is labkit_instructor/exercises/ex27_8.py.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from labkit.grading.checks.base import (Grader, as_array, as_number, close_to, part_spec, probe_results,
+from labkit_instructor.checks.base import (Grader, as_array, as_number, close_to, part_spec, probe_results,
     reported)
 
 

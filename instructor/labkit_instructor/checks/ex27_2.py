@@ -1,12 +1,12 @@
 """Checks of exercise 27.2, biased rock-paper-scissors.
 
-The exercise itself (text, answer and check cells) is labkit/grading/exercises/ex27_2.py.
+The exercise itself (text, answer and check cells) is labkit_instructor/exercises/ex27_2.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.grading.checks.base import (BIASED_RPS, Grader, RPS, RPS_EQUILIBRIUM, as_action, as_array,
+from labkit_instructor.checks.base import (BIASED_RPS, Grader, RPS, RPS_EQUILIBRIUM, as_action, as_array,
     as_number, close_to, part_spec, reported)
 
 

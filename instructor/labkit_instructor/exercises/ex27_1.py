@@ -1,5 +1,5 @@
 """Exercise 27.1: a no-regret learner in self-play finds the value of a zero-sum game."""
-from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 LEARN_TEMPLATE = '''

@@ -1,12 +1,12 @@
 """Checks of exercise 27.5, averaging policies.
 
-The exercise itself (text, answer and check cells) is labkit/grading/exercises/ex27_5.py.
+The exercise itself (text, answer and check cells) is labkit_instructor/exercises/ex27_5.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.grading.checks.base import (Grader, Wrong, as_array, as_number, close_to, kind_of, part_spec,
+from labkit_instructor.checks.base import (Grader, Wrong, as_array, as_number, close_to, kind_of, part_spec,
     reported)
 
 

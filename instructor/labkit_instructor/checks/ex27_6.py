@@ -1,12 +1,12 @@
 """Checks of exercise 27.6, the climbing game.
 
-The exercise itself (text, answer and check cells) is labkit/grading/exercises/ex27_6.py.
+The exercise itself (text, answer and check cells) is labkit_instructor/exercises/ex27_6.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.grading.checks.base import (ACTIONS3, Grader, Wrong, as_action, as_array, as_pair, close_to,
+from labkit_instructor.checks.base import (ACTIONS3, Grader, Wrong, as_action, as_array, as_pair, close_to,
     part_spec, probe_results, reported)
 
 

@@ -1,5 +1,5 @@
 """Exercise 27.7: what additive (VDN) and monotonic (QMIX-style) value factorizations can represent."""
-from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 VDN_TEMPLATE = '''

@@ -1,5 +1,5 @@
 """Exercise 27.6: the climbing game, and independent learners that settle on the wrong peak."""
-from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 NASH_TEMPLATE = '''

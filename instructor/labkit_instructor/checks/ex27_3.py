@@ -1,6 +1,6 @@
 """Checks of exercise 27.3, mirror descent orbits and regularization.
 
-The exercise itself (text, answer and check cells) is labkit/grading/exercises/ex27_3.py.
+The exercise itself (text, answer and check cells) is labkit_instructor/exercises/ex27_3.py.
 """
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from labkit.grading.checks.base import (BIASED_RPS, Grader, RPS_EQUILIBRIUM, as_array, close_to,
+from labkit_instructor.checks.base import (BIASED_RPS, Grader, RPS_EQUILIBRIUM, as_array, close_to,
     kl_divergence, part_spec, probe_results, reported)
 
 X0, Y0 = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])

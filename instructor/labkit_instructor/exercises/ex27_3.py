@@ -1,5 +1,5 @@
 """Exercise 27.3: replicator dynamics conserve a divergence; regularization makes it shrink."""
-from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 REPLICATOR_TEMPLATE = '''

@@ -1,5 +1,5 @@
 """Exercise 27.4: two equilibrium facts of Kuhn poker, by hand and checked on the game tree."""
-from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 QUEEN_TEMPLATE = '''

@@ -1,5 +1,5 @@
 """Exercise 27.2: the biased rock-paper-scissors of the chapter's first code."""
-from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 VALUE_SOLUTION = '''

@@ -1,5 +1,14 @@
-"""What every check shares: results, reading a reported answer, the item collector, and the
-biased rock-paper-scissors game of exercises 27.2 and 27.3."""
+"""What every check shares, public or hidden: results, reading a reported answer, the item collector.
+
+A reported answer is plain JSON, ``{name: value}`` as `labkit.grading.reporter.collect` builds it
+(a function-valued name holds the list of its results at the probe arguments). The readers here
+turn such a value into a number, an array, an action or a pair, raising `Wrong` with a hint when
+it is of the wrong kind; `Grader` collects one part's graded items.
+
+The hidden checks (``labkit_instructor.checks``, not shipped with labkit) import these names
+through ``labkit_instructor.checks.base``; the public checks (`labkit.grading.public`) use them to
+check the format of an answer without knowing its value.
+"""
 from __future__ import annotations
 
 import math
@@ -21,7 +30,8 @@ class Item:
 @dataclass
 class PartResult:
     """The verdict on one part: ``pass``, ``partial`` or ``fail`` from the checks; the grader
-    adds ``missing``, ``error``, ``timeout``, ``output-flood`` and ``kernel-died``."""
+    adds ``missing``, ``error``, ``timeout``, ``output-flood``, ``kernel-died``, ``tampered``
+    and ``budget``."""
     part: str
     verdict: str
     points: float
@@ -41,11 +51,20 @@ class PartResult:
 
 @dataclass(frozen=True)
 class PartSpec:
+    """A hidden check: the names the part reads, its grade function, its points, and the probe
+    arguments at which function-valued answers are evaluated (the grader passes these into the
+    kernel, so they may differ from the public ones)."""
     part: str
     names: tuple
     grade: Callable
     max_points: float
     probes: dict = field(default_factory=dict)
+
+
+def part_spec(part, names, grade, max_points, probes=None):
+    """A `PartSpec`: the part's id, the names its grade function reads, the function, the
+    points, and the probe arguments of function-valued answers."""
+    return PartSpec(part, tuple(names), grade, float(max_points), dict(probes or {}))
 
 
 class Wrong(Exception):
@@ -82,6 +101,16 @@ def as_array(v, name, shape=None):
         raise Wrong(f"`{name}` should have shape {tuple(shape)}, got {a.shape}")
     if not np.all(np.isfinite(a)):
         raise Wrong(f"`{name}` contains a value that is not a finite number")
+    return a
+
+
+def as_distribution(v, name, size=None, tol=1e-6):
+    """A probability vector (nonnegative entries summing to 1)."""
+    a = as_array(v, name, None if size is None else (size,))
+    if a.ndim != 1:
+        raise Wrong(f"`{name}` should be a vector of probabilities, got shape {a.shape}")
+    if np.any(a < -tol) or abs(a.sum() - 1) > tol:
+        raise Wrong(f"`{name}` should be a probability distribution (nonnegative, summing to 1)")
     return a
 
 
@@ -140,20 +169,3 @@ class Grader:
 def close_to(a, b, tol=1e-6):
     """Equal entry by entry within an absolute tolerance."""
     return bool(np.allclose(a, b, rtol=0, atol=tol))
-
-
-def kl_divergence(p, q):
-    """KL(p || q) = sum_i p_i log(p_i / q_i) over the support of p."""
-    p, q = np.asarray(p, float), np.asarray(q, float)
-    mask = p > 0
-    return float(np.sum(p[mask] * np.log(p[mask] / q[mask])))
-
-
-BIASED_RPS = np.array([[0.0, -1.0, 2.0], [1.0, 0.0, -1.0], [-2.0, 1.0, 0.0]])
-RPS_EQUILIBRIUM = np.array([0.25, 0.5, 0.25])
-
-
-def part_spec(part, names, grade, max_points, probes=None):
-    """A `PartSpec`: the part's id, the names its grade function reads, the function, the
-    points, and the probe arguments of function-valued answers."""
-    return PartSpec(part, tuple(names), grade, float(max_points), dict(probes or {}))

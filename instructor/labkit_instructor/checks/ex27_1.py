@@ -1,12 +1,12 @@
 """Checks of exercise 27.1, no-regret learning and the minimax theorem.
 
-The exercise itself (text, answer and check cells) is labkit/grading/exercises/ex27_1.py.
+The exercise itself (text, answer and check cells) is labkit_instructor/exercises/ex27_1.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.grading.checks.base import Grader, Wrong, as_array, as_number, close_to, part_spec, probe_results
+from labkit_instructor.checks.base import Grader, Wrong, as_array, as_number, close_to, part_spec, probe_results
 
 
 def _probe_game(seed, shape):

@@ -1,5 +1,5 @@
 """Exercise 27.5: the two reach weightings of CFR, and what breaks when they are swapped."""
-from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 CFR_TEMPLATE = '''

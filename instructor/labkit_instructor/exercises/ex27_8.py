@@ -1,5 +1,5 @@
 """Exercise 27.8: intransitive preferences, Bradley-Terry, and the Nash equilibrium of a preference game."""
-from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 BT_TEMPLATE = '''
