@@ -67,3 +67,11 @@ class Harness:
         items = self.specs[part].grade(self.collect(part, namespace))
         assert sum(i.max_points for i in items) == self.specs[part].max_points
         return sum(i.points for i in items), [i.hint for i in items if i.hint]
+
+    @staticmethod
+    def public(part, namespace):
+        """What `check(part)` prints in the student's own kernel: the public format checks at the
+        public probes (`labkit.grading.public`), as a `FormatResult`."""
+        from labkit.grading.public import feedback
+        from labkit.grading.reporter import collect
+        return feedback(part, collect(part, namespace))

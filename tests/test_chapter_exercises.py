@@ -174,3 +174,11 @@ def test_a_counterfactual_deviation_that_does_not_reroute_gets_its_hint():
     wrong = {"6.1(b)": [("route = predecessors(kuhn, I) if counterfactual else []", "route = []")]}
     points, hints = h.grade("6.1(b)", h.run(h.cells(lambda p: True, edits=wrong)))
     assert points == 1 and len(hints) == 1 and "the other type" in hints[0]
+
+
+@pytest.mark.parametrize("number, part", ALL_PARTS)
+def test_the_public_check_passes_the_solution_and_flags_the_template(solutions, number, part):
+    h = HARNESSES[number]
+    assert h.public(part, solutions[number]).ok
+    blank = h.public(part, h.run(h.cells(lambda p: True, solution=False)))
+    assert not blank.ok and blank.hints

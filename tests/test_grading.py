@@ -44,7 +44,8 @@ def grade_notebook(path, **kwargs):
 def grade_paths(paths, **kwargs):
     return _grade_paths(paths, instructor=INSTRUCTOR, **kwargs)
 
-MAX_SCORES = {"27.1": 6, "27.2": 7, "27.3": 5, "27.4": 5, "27.5": 4, "27.6": 5, "27.7": 4, "27.8": 4}
+MAX_SCORES = {"27.1": 6, "27.2": 7, "27.3": 5, "27.4": 5, "27.5": 4, "27.6": 5, "27.7": 4, "27.8": 4,
+              "4.1": 3, "5.1": 4, "6.1": 4, "L15": 19}
 
 
 def _hashes(folder):

@@ -199,3 +199,11 @@ def test_a_best_response_that_sees_the_opponents_card_gets_its_hint():
     wrong = run(cells(lambda p: p == "L15(b)") + [clairvoyant])
     points, hints = grade("L15(c)", wrong)
     assert points == 0 and all("as if it saw the opponent's card" in h for h in hints)
+
+
+# ------------------------------------------------------------------ the notebook's own check
+@pytest.mark.parametrize("part", FAST)
+def test_the_public_check_passes_the_solution_and_flags_the_template(solution, part):
+    assert LAB.public(part, solution).ok
+    blank = LAB.public(part, run(cells(lambda p: True, solution=False)))
+    assert not blank.ok and blank.hints

@@ -11,10 +11,7 @@ import functools
 
 import numpy as np
 
-try:
-    from labkit_instructor.checks.base import Grader, as_array, part_spec, probe_results
-except ImportError:                      # the layout before the instructor package existed
-    from labkit.grading.checks.base import Grader, as_array, part_spec, probe_results
+from labkit_instructor.checks.base import Grader, as_array, part_spec, probe_results
 
 EXPLORATION = 0.6
 MEAN_STREAMS = 3000
@@ -33,10 +30,20 @@ def random_policy(seed, concentration=0.5):
 
 
 def stream(seed, length=STREAM_LENGTH):
-    return np.random.default_rng(seed).random(length).tolist()
+    """Uniform numbers in [0, 1), rounded to 6 digits (shorter on their way into the kernel)."""
+    return np.round(np.random.default_rng(seed).random(length), 6).tolist()
 
 
-POLICIES = [random_policy(41), random_policy(42)]
+def shortened(policy, decimals=10):
+    """Rounded to `decimals`, each row's largest entry reset so that the row sums to 1."""
+    p = np.round(policy, decimals)
+    rows, top = np.arange(len(p)), p.argmax(axis=1)
+    p[rows, top] = 0.0
+    p[rows, top] = 1.0 - p.sum(axis=1)
+    return p
+
+
+POLICIES = [shortened(random_policy(41)), shortened(random_policy(42))]
 EXACT_PROBES = [(POLICIES[0], 0, stream(4100 + k), EXPLORATION) for k in range(4)] + \
                [(POLICIES[1], 1, stream(4110 + k), EXPLORATION) for k in range(4)] + \
                [(POLICIES[0], 1, stream(4120), 0.3), (POLICIES[1], 0, stream(4121), 1.0)]

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-try:
-    from labkit_instructor.checks.base import Grader, Wrong, as_array, kind_of, part_spec, probe_results
-except ImportError:                      # the layout before the instructor package existed
-    from labkit.grading.checks.base import Grader, Wrong, as_array, kind_of, part_spec, probe_results
+from labkit_instructor.checks.base import Grader, Wrong, as_array, kind_of, part_spec, probe_results
 
 
 def kuhn():

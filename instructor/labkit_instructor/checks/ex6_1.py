@@ -12,10 +12,7 @@ import functools
 
 import numpy as np
 
-try:
-    from labkit_instructor.checks.base import Grader, Wrong, as_number, kind_of, part_spec, probe_results
-except ImportError:                      # the layout before the instructor package existed
-    from labkit.grading.checks.base import Grader, Wrong, as_number, kind_of, part_spec, probe_results
+from labkit_instructor.checks.base import Grader, Wrong, as_number, kind_of, part_spec, probe_results
 
 TYPES = ("act", "act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv")
 COUNT_PROBES = [("Js||cr|",), ("Jh|Ks|rrc|r",), ("Qs|Kh|cc|rr",), ("Ks|Jh|crc|crr",), ("Kh|Ks|crrc|cr",)]

@@ -22,12 +22,8 @@ import functools
 
 import numpy as np
 
-try:
-    from labkit_instructor.checks.base import (Grader, Wrong, as_array, as_number, kind_of, part_spec,
-                                               probe_results, reported)
-except ImportError:                      # the layout before the instructor package existed
-    from labkit.grading.checks.base import (Grader, Wrong, as_array, as_number, kind_of, part_spec,
-                                            probe_results, reported)
+from labkit_instructor.checks.base import (Grader, Wrong, as_array, as_number, kind_of, part_spec,
+                                           probe_results, reported)
 
 GAME = "leduc_poker"
 EXPLORATION = 0.6
@@ -62,27 +58,42 @@ def cfr_average(iterations=25):
     return solver.average_policy().probs
 
 
+def shortened(policy, decimals=10):
+    """The policy rounded to `decimals`, its largest entry per row then set so that the row sums
+    to 1 again: shorter on its way into the kernel, and still a policy."""
+    p = np.round(policy, decimals)
+    rows, top = np.arange(len(p)), p.argmax(axis=1)
+    p[rows, top] = 0.0
+    p[rows, top] = 1.0 - p.sum(axis=1)
+    return p
+
+
 def _probe_policies():
     import labkit as lk
-    return [lk.uniform_policy(leduc()).probs, random_policy(1507), cfr_average()]
+    return [lk.uniform_policy(leduc()).probs, shortened(random_policy(1507)), shortened(cfr_average())]
 
 
 POLICIES = _probe_policies()
 PLAYERS = (0, 1)
 
 
-def stream(seed, length):
+def stream(seed, length, digits=None):
     """The first `length` uniform numbers of numpy's PCG64 generator seeded with `seed`, which are
-    the numbers ``lk.MCCFR(..., seed=np.random.default_rng(seed))`` draws first."""
-    return np.random.default_rng(seed).random(length).tolist()
+    the numbers ``lk.MCCFR(..., seed=np.random.default_rng(seed))`` draws first; the probes round
+    them to 6 digits (still numbers in [0, 1), and half as long on their way into the kernel)."""
+    u = np.random.default_rng(seed).random(length)
+    return (u if digits is None else np.round(u, digits)).tolist()
 
 
-OUTCOME_PROBES = [(POLICIES[2], 0, stream(5101, 16), EXPLORATION), (POLICIES[2], 1, stream(5102, 16), EXPLORATION),
-                  (POLICIES[1], 0, stream(5103, 16), 0.3), (POLICIES[1], 1, stream(5104, 16), EXPLORATION)]
-MEAN_PROBES = [(POLICIES[2], p, [stream(seed, 12) for seed in range(60_000 + 5000 * p, 60_000 + 5000 * p + MEAN_STREAMS)])
+OUTCOME_PROBES = [(POLICIES[2], 0, stream(5101, 16, 6), EXPLORATION),
+                  (POLICIES[2], 1, stream(5102, 16, 6), EXPLORATION),
+                  (POLICIES[1], 0, stream(5103, 16, 6), 0.3),
+                  (POLICIES[1], 1, stream(5104, 16, 6), EXPLORATION)]
+MEAN_PROBES = [(POLICIES[2], p, [stream(seed, 12, 6) for seed in range(60_000 + 5000 * p,
+                                                                        60_000 + 5000 * p + MEAN_STREAMS)])
                for p in PLAYERS]
-EXTERNAL_PROBES = [(POLICIES[2], 0, stream(5201, 64)), (POLICIES[2], 1, stream(5202, 64)),
-                   (POLICIES[1], 0, stream(5203, 64)), (POLICIES[1], 1, stream(5204, 64))]
+EXTERNAL_PROBES = [(POLICIES[2], 0, stream(5201, 64, 6)), (POLICIES[2], 1, stream(5202, 64, 6)),
+                   (POLICIES[1], 0, stream(5203, 64, 6)), (POLICIES[1], 1, stream(5204, 64, 6))]
 MCCFR_PROBES = [("outcome", MCCFR_RUNS["outcome"], 4401), ("outcome", MCCFR_RUNS["outcome"], 4402),
                 ("external", MCCFR_RUNS["external"], 4403), ("external", MCCFR_RUNS["external"], 4404)]
 
@@ -100,6 +111,8 @@ def probe_seconds(value, name):
 def as_policy(v, name):
     """An (I, A) array of probabilities on Leduc: rows on the simplex, zero on illegal actions."""
     game = leduc()
+    if not isinstance(v, list):
+        raise Wrong(f"`{name}` should be a (936, 3) array of probabilities, got {kind_of(v)}")
     p = as_array(v, name, game.legal_mask.shape)
     if np.any(p < -1e-9) or np.any(np.abs(p.sum(axis=1) - 1) > 1e-6):
         raise Wrong(f"`{name}` should hold a probability distribution in every row")
@@ -165,6 +178,8 @@ def _grade_b(value):
         def test():
             results = probe_results(value, "expected_payoff", len(POLICIES))
             for k in indices:
+                if not isinstance(results[k], list):
+                    raise Wrong(f"`expected_payoff(policy)` should return 2 numbers, got {kind_of(results[k])}")
                 got = as_array(results[k], "expected_payoff(policy)", (2,))
                 if relative_gap(got, lk.expected_payoffs(game, POLICIES[k])) > 1e-9:
                     return ("`expected_payoff` differs from the exact payoffs: weight each terminal history by "
@@ -528,6 +543,8 @@ def _grade_h(value):
     def unbiased():
         results = probe_results(value, "sampled_regret_means", len(MEAN_PROBES))
         for r, (w, expected, se) in zip(results, _mean_bands()):
+            if not isinstance(r, list):
+                raise Wrong(f"`sampled_regret_means(...)` should return a (936, 3) array, got {kind_of(r)}")
             mean = as_array(r, "sampled_regret_means(...)", leduc().legal_mask.shape)
             if abs(np.sum(w * mean) - expected) > 4 * se + 1e-9:
                 return ("the mean of your estimates over the grader's episodes is more than 4 standard errors from "

@@ -1,8 +1,5 @@
 """Exercise 4.1: the importance-weighted counterfactual values of outcome sampling, unbiased on Kuhn poker."""
-try:
-    from labkit_instructor.exercises.common import SETUP, how_to
-except ImportError:                      # the layout before the instructor package existed
-    from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, setup, written
 
 KUHN_SETUP = setup("""

@@ -1,8 +1,5 @@
 """Exercise 5.1: the exact meta-game of a population, and double oracle to NashConv 0 on Kuhn poker."""
-try:
-    from labkit_instructor.exercises.common import SETUP, how_to
-except ImportError:                      # the layout before the instructor package existed
-    from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, setup, written
 
 KUHN_SETUP = setup("""

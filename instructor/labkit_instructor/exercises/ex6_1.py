@@ -1,8 +1,5 @@
 """Exercise 6.1: deviations of each type at an information set, and the regrets of recorded play."""
-try:
-    from labkit_instructor.exercises.common import SETUP, how_to
-except ImportError:                      # the layout before the instructor package existed
-    from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, setup, written
 
 GAMES_SETUP = setup("""

@@ -3,10 +3,7 @@
 The companion reading is chapters/09_lab15_leduc.ipynb (what to expect, the reference figure and
 table); the hidden checks are labkit_instructor/checks/lab15.py.
 """
-try:
-    from labkit_instructor.exercises.common import SETUP, how_to
-except ImportError:                      # the layout before the instructor package existed
-    from labkit.grading.exercises.common import SETUP, how_to
+from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, setup, written
 
 LEDUC_SETUP = setup("""
