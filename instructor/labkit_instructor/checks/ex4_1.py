@@ -11,6 +11,7 @@ import functools
 
 import numpy as np
 
+from labkit_instructor.checks import sampling
 from labkit_instructor.checks.base import Grader, as_array, part_spec, probe_results
 
 EXPLORATION = 0.6
@@ -51,54 +52,10 @@ MEAN_PROBES = [(POLICIES[0], 0, [stream(seed) for seed in range(10_000, 10_000 +
                (POLICIES[1], 1, [stream(seed) for seed in range(20_000, 20_000 + MEAN_STREAMS)], 0.3)]
 
 
-def _children(game):
-    first = np.searchsorted(game.parent, np.arange(game.num_histories))
-    return first, np.bincount(game.parent[1:], minlength=game.num_histories)
-
-
-def _pick(probs, u):
-    return min(int(np.searchsorted(np.cumsum(probs), u, side="right")), len(probs) - 1)
-
-
 def sampled_values(policy, player, uniforms, exploration=EXPLORATION, importance=True):
-    """(I, A) sampled counterfactual action values of one outcome-sampling episode:
-
-        q~(I, a*) = pi_{-i}(h) / q(h) * u~(h a*) / s(a*),   q~(I, a) = 0 for a != a*,
-
-    at `player`'s infosets on the sampled path (h in I, a* the sampled action, q(h) the probability
-    that the sampling reached h, u~ the sampled value walking back). With importance=False the
-    weights are left out: q~(I, a*) = pi_{-i}(h) u~(h a*) with u~ the plain sampled return.
-    """
-    game = kuhn()
-    first, count = _children(game)
-    policy = np.asarray(policy, dtype=float)
-    draw = iter(uniforms).__next__
-    h, others, sampled, path = 0, 1.0, 1.0, []
-    while game.player[h] != -4:
-        if game.player[h] == -1:
-            p = game.chance_prob[first[h]:first[h] + count[h]]
-            k = _pick(p, draw())
-            others, sampled = others * p[k], sampled * p[k]
-        else:
-            I = game.infoset[h]
-            legal = game.legal_actions(I)
-            sigma = policy[I, legal]
-            if game.player[h] == player:
-                s = exploration / len(sigma) + (1 - exploration) * sigma
-                k = _pick(s, draw())
-                path.append((I, legal, sigma, s, k, others, sampled))
-                sampled *= s[k]
-            else:
-                k = _pick(sigma, draw())
-                others, sampled = others * sigma[k], sampled * sigma[k]
-        h = first[h] + k
-    value = game.returns[h, player]
-    out = np.zeros(game.legal_mask.shape)
-    for I, legal, sigma, s, k, reach, q in reversed(path):
-        action_value = value / s[k] if importance else value
-        out[I, legal[k]] = (reach / q if importance else reach) * action_value
-        value = sigma[k] * action_value
-    return out
+    """(I, A) sampled counterfactual action values of one outcome-sampling episode on Kuhn poker
+    (`labkit_instructor.checks.sampling.sampled_values`; importance=False leaves the weights out)."""
+    return sampling.sampled_values(kuhn(), policy, player, uniforms, exploration, importance)
 
 
 def exact_values(policy, player):

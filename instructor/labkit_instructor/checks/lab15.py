@@ -22,6 +22,7 @@ import functools
 
 import numpy as np
 
+from labkit_instructor.checks.sampling import sampled_regrets
 from labkit_instructor.checks.base import (Grader, Wrong, as_array, as_number, kind_of, part_spec,
                                            probe_results, reported)
 
@@ -442,57 +443,10 @@ def labkit_episode(policy, player, sampling, uniforms, exploration=EXPLORATION):
     return solver.sampled_regrets(player)
 
 
-@functools.lru_cache(maxsize=1)
-def _children():
-    game = leduc()
-    return np.searchsorted(game.parent, np.arange(game.num_histories)), np.bincount(
-        game.parent[1:], minlength=game.num_histories)
-
-
-def _pick(probs, u):
-    """The first k whose cumulative probability exceeds u (the last one if rounding leaves a gap)."""
-    return min(int(np.searchsorted(np.cumsum(probs), u, side="right")), len(probs) - 1)
-
-
 def outcome_episode(policy, player, uniforms, exploration=EXPLORATION, importance=True):
-    """Outcome sampling's (I, A) regret increments for one stream of uniform numbers.
-
-    With importance=True these are labkit's (tests/test_lab15_exercise.py compares them with
-    `labkit_episode` on many streams); with importance=False the importance weights are left
-    out, as a student might: the sampled action's value is the sampled return itself, and the
-    regrets are weighted by pi_{-i}(h) instead of pi_{-i}(h) / q(h).
-    """
-    game = leduc()
-    first_child, num_children = _children()
-    policy = np.asarray(policy, dtype=float)
-    draw = iter(uniforms).__next__
-    h, opp, sampled, path = 0, 1.0, 1.0, []
-    while game.player[h] != -4:                      # TERMINAL
-        if game.player[h] == -1:                     # CHANCE
-            probs = game.chance_prob[first_child[h]:first_child[h] + num_children[h]]
-            k = _pick(probs, draw())
-            opp, sampled = opp * probs[k], sampled * probs[k]
-        else:
-            I = game.infoset[h]
-            legal = game.legal_actions(I)
-            sigma = policy[I, legal]
-            if game.player[h] == player:
-                s = exploration / len(sigma) + (1 - exploration) * sigma
-                k = _pick(s, draw())
-                path.append((I, legal, sigma, s, k, opp, sampled))
-                sampled *= s[k]
-            else:
-                k = _pick(sigma, draw())
-                opp, sampled = opp * sigma[k], sampled * sigma[k]
-        h = first_child[h] + k
-    value = game.returns[h, player]
-    out = np.zeros(game.legal_mask.shape)
-    for I, legal, sigma, s, k, reach, q in reversed(path):
-        values = np.zeros(len(sigma))
-        values[k] = value / s[k] if importance else value
-        value = sigma @ values
-        out[I, legal] = (reach / q if importance else reach) * (values - value)
-    return out
+    """Outcome sampling's (I, A) regret increments on Leduc for one stream of uniform numbers
+    (`labkit_instructor.checks.sampling`); with importance=True these are labkit's (tested)."""
+    return sampled_regrets(leduc(), policy, player, uniforms, exploration, importance)
 
 
 @functools.lru_cache(maxsize=1)
