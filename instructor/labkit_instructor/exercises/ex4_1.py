@@ -34,7 +34,7 @@ def sampled_cf_values(policy, player, uniforms, exploration=0.6):
             others, sampled = others * p[k], sampled * p[k]
         else:
             I = kuhn.infoset[h]
-            sigma = policy[I]                        # both actions are always legal in Kuhn
+            sigma = policy[I]                # both actions are always legal in Kuhn
             if kuhn.player[h] == player:
                 s = exploration / 2 + (1 - exploration) * sigma
                 k = pick(s, draw())
@@ -44,7 +44,7 @@ def sampled_cf_values(policy, player, uniforms, exploration=0.6):
                 k = pick(sigma, draw())
                 others, sampled = others * sigma[k], sampled * sigma[k]
         h = first_child[h] + k
-    value = kuhn.returns[h, player]                  # the sampled value, walking back to the root
+    value = kuhn.returns[h, player]          # the sampled value, walking back
     q = np.zeros((kuhn.num_infosets, 2))
     for I, sigma, s, k, others, sampled in reversed(path):
         action_value = value / s[k]                  # u~(h a*) / s(a*)
@@ -66,7 +66,8 @@ def mean_sampled_cf_values(policy, player, streams, exploration=0.6):
 
 MEAN_SOLUTION = '''
 def mean_sampled_cf_values(policy, player, streams, exploration=0.6):
-    return np.mean([sampled_cf_values(policy, player, u, exploration) for u in streams], axis=0)
+    values = [sampled_cf_values(policy, player, u, exploration) for u in streams]
+    return np.mean(values, axis=0)
 
 
 # a policy that is not uniform, so that the importance weights matter
@@ -78,7 +79,7 @@ streams = [rng.random(6) for _ in range(40_000)]
 samples = np.array([sampled_cf_values(policy, 0, u) for u in streams])
 mean = samples.mean(axis=0)
 standard_error = samples.std(axis=0) / np.sqrt(len(samples))
-sampled = mine[:, None] & (standard_error > 0)             # the values an episode can change
+sampled = mine[:, None] & (standard_error > 0)      # values an episode can change
 z = (mean - exact)[sampled] / standard_error[sampled]
 print("largest |mean - exact| in standard errors, over player 1's 6 x 2 values:",
       round(float(np.abs(z).max()), 1))

@@ -32,9 +32,9 @@ print(meta_game([always_bet, always_pass], [always_bet, always_pass]))
 
 DOUBLE_ORACLE_TEMPLATE = '''
 def double_oracle(start):
-    """Double oracle on Kuhn poker from populations {start}: returns a dict with the final
-    "policy" (the mixture, (12, 2)), "population_1", "population_2" (lists of (12, 2)
-    policies) and "meta_strategies" (two probability vectors)."""
+    """Double oracle on Kuhn poker from populations {start}: returns a dict with the
+    final "policy" (the mixture, (12, 2)), "population_1", "population_2" (lists of
+    (12, 2) policies) and "meta_strategies" (two probability vectors)."""
     ...
 '''
 
@@ -43,11 +43,12 @@ from scipy.optimize import linprog
 
 
 def maximin(M):
-    """The row player's maximin strategy of the zero-sum matrix game M, by linear programming."""
+    """The row player's maximin strategy of the zero-sum matrix game M, by linear
+    programming."""
     m, k = M.shape
     # maximize v subject to x^T M[:, b] >= v for every column b, x on the simplex
-    result = linprog(np.r_[np.zeros(m), -1.0], A_ub=np.c_[-M.T, np.ones(k)], b_ub=np.zeros(k),
-                     A_eq=np.r_[np.ones(m), 0.0][None], b_eq=[1.0],
+    result = linprog(np.r_[np.zeros(m), -1.0], A_ub=np.c_[-M.T, np.ones(k)],
+                     b_ub=np.zeros(k), A_eq=np.r_[np.ones(m), 0.0][None], b_eq=[1.0],
                      bounds=[(0, None)] * m + [(None, None)], method="highs")
     x = np.maximum(result.x[:m], 0.0)
     return x / x.sum()
@@ -64,7 +65,7 @@ def double_oracle(start, max_iterations=50):
     nash_convs = []
     for _ in range(max_iterations):
         M = meta_game(*populations)
-        sigma = [maximin(M), maximin(-M.T)]                  # an equilibrium of the meta-game
+        sigma = [maximin(M), maximin(-M.T)]      # an equilibrium of the meta-game
         policy = joint(mix(populations[0], sigma[0]), mix(populations[1], sigma[1]))
         nash_convs.append(lk.nash_conv(kuhn, policy))
         new = False
@@ -77,14 +78,16 @@ def double_oracle(start, max_iterations=50):
                 new = True
         if not new:                      # both best responses known: an equilibrium
             break
-    return {"policy": policy, "population_1": populations[0], "population_2": populations[1],
-            "meta_strategies": sigma, "nash_convs": nash_convs}
+    return {"policy": policy, "population_1": populations[0],
+            "population_2": populations[1], "meta_strategies": sigma,
+            "nash_convs": nash_convs}
 
 
 run = double_oracle(lk.uniform_policy(kuhn).probs)
 print("NashConv after each iteration:", np.round(run["nash_convs"], 4))
 print("population sizes:", len(run["population_1"]), len(run["population_2"]))
-print(f"value for player 1: {lk.expected_payoffs(kuhn, run['policy'])[0]:.6f} (-1/18 = {-1 / 18:.6f})")
+value = lk.expected_payoffs(kuhn, run["policy"])[0]
+print(f"value for player 1: {value:.6f} (-1/18 = {-1 / 18:.6f})")
 '''
 
 WHY_IT_STOPS = r'''

@@ -12,7 +12,7 @@ TYPES = ("act", "act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv")
 
 
 def count_deviations(key):
-    """{type: number of regrets at the Leduc information set `key`} for the nine TYPES."""
+    """{type: number of regrets at the Leduc information set `key`}, nine TYPES."""
     ...
 '''
 
@@ -21,8 +21,9 @@ TYPES = ("act", "act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv")
 
 
 def predecessors(game, I):
-    """[(J, a), ...]: the acting player's decision points before I, first one first, each with
-    the action that leads toward I (infosets with a single legal action do not count)."""
+    """[(J, a), ...]: the acting player's decision points before I, first one first,
+    each with the action that leads toward I (infosets with a single legal action do
+    not count)."""
     path, seq = [], game.infoset_parent_seq[I]
     while seq >= 0:
         J, a = divmod(int(seq), game.num_actions)
@@ -35,7 +36,7 @@ def predecessors(game, I):
 def count_deviations(key):
     I = leduc.infoset_index(key)
     n = int(leduc.legal_mask[I].sum())
-    sizes = [int(leduc.legal_mask[J].sum()) for J, _ in predecessors(leduc, I)]   # the n_k
+    sizes = [int(leduc.legal_mask[J].sum()) for J, _ in predecessors(leduc, I)]
     d, internal = len(sizes), n * (n - 1)
     return {"act": n, "act_in": internal, "cf": n, "cf_in": internal,
             "bps": (d + 1) * n, "cfps": (d + 1) * internal,
@@ -50,8 +51,9 @@ for key in ("Ks|||", "Qh||r|", "Qh|Ks|rrc|cr"):
 
 REGRET_TEMPLATE = '''
 def blind_action_regret(profiles, player):
-    """max over the blind action deviations of `player` of the summed gains over the rounds;
-    profiles: the recorded joint strategies, a list of (12, 2) arrays, one per round."""
+    """max over the blind action deviations of `player` of the summed gains over the
+    rounds; profiles: the recorded joint strategies, a list of (12, 2) arrays, one per
+    round."""
     ...
 
 
@@ -74,7 +76,7 @@ def regret(profiles, player, counterfactual):
     payoffs = [lk.expected_payoffs(kuhn, p)[player] for p in profiles]
     best = -np.inf
     for I in kuhn.infosets_of(player):
-        route = predecessors(kuhn, I) if counterfactual else []       # play straight to I
+        route = predecessors(kuhn, I) if counterfactual else []   # straight to I
         for b in kuhn.legal_actions(I):
             gain = sum(lk.expected_payoffs(kuhn, deviate(p, route, I, b))[player] - u
                        for p, u in zip(profiles, payoffs))

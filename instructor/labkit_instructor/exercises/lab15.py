@@ -17,8 +17,9 @@ LEDUC_SETUP = setup("""
 
 # ------------------------------------------------------------------ 1. the game
 WALK_TEMPLATE = '''
-rules = lk.games.LeducPoker()     # states: current_player(), legal_actions(), chance_outcomes(),
-                                  # child(a), returns(), infoset_key()
+# states with current_player(), legal_actions(), chance_outcomes(), child(a), returns(),
+# infoset_key()
+rules = lk.games.LeducPoker()
 
 counts = {"histories": ..., "infosets": ..., "terminal": ...}
 '''
@@ -28,7 +29,8 @@ rules = lk.games.LeducPoker()
 
 
 def walk(state, keys):
-    """(histories, terminal histories) in the subtree of `state`; adds infoset keys to `keys`."""
+    """(histories, terminal histories) in the subtree of `state`; adds the infoset keys
+    it meets to `keys`."""
     player = state.current_player()
     if player == TERMINAL:
         return 1, 1
@@ -52,13 +54,15 @@ print(counts)
 
 ARRAYS_TEMPLATE = '''
 def expected_payoff(policy):
-    """(2,) expected payoffs of the joint `policy`, an (936, 3) array in leduc's infoset order."""
+    """(2,) expected payoffs of the joint `policy`, a (936, 3) array in the order of
+    leduc.infoset_keys."""
     ...
 '''
 
 ARRAYS_SOLUTION = '''
 parent, acting, infoset = leduc.parent, leduc.player, leduc.infoset
-action, returns, legal, levels = leduc.action, leduc.returns, leduc.legal_mask, leduc.levels
+action, returns, legal = leduc.action, leduc.returns, leduc.legal_mask
+levels = leduc.levels
 H = leduc.num_histories
 is_terminal = acting == TERMINAL
 # the edge into every history: who moved (0, 1, or 2 for chance) and at which infoset
@@ -72,12 +76,14 @@ decision_edge = chosen_at >= 0
 def edge_probabilities(policy):
     """(H,) probability of the move into each history."""
     edge = leduc.chance_prob.copy()
-    edge[decision_edge] = np.asarray(policy)[chosen_at[decision_edge], action[decision_edge]]
+    chosen = np.asarray(policy)[chosen_at[decision_edge], action[decision_edge]]
+    edge[decision_edge] = chosen
     return edge
 
 
 def reach_by_owner(policy):
-    """(3, H): player 1's, player 2's and chance's contributions to reaching each history."""
+    """(3, H): player 1's, player 2's and chance's contributions to reaching each
+    history."""
     F = np.ones((3, H))
     F[mover[1:], np.arange(1, H)] = edge_probabilities(policy)[1:]
     for lv in levels[1:]:                      # top-down: a level after its parents
@@ -96,8 +102,8 @@ print("uniform against uniform:", expected_payoff(uniform))
 
 BR_TEMPLATE = '''
 def best_response_value(policy, player):
-    """The expected payoff of `player` (0 or 1) when it best responds to the other player's
-    part of `policy`."""
+    """The expected payoff of `player` (0 or 1) when it best responds to the other
+    player's part of `policy`."""
     ...
 '''
 
@@ -110,7 +116,7 @@ def best_response_value(policy, player):
         c = np.arange(lv.start, lv.stop)
         p = parent[c]
         mine = acting[p] == player
-        np.add.at(W, p[~mine], W[c[~mine]])    # chance and the opponent: sum the children
+        np.add.at(W, p[~mine], W[c[~mine]])    # chance and the opponent: add up
         if mine.any():
             cm, pm = c[mine], p[mine]
             score = np.zeros(legal.shape)          # q(I, a) = sum over h in I of W(h a)
@@ -146,8 +152,8 @@ print("one NashConv takes well under a second:", seconds < 0.5)
 # ------------------------------------------------------------------ 3. CFR and CFR+
 CFR_TEMPLATE = '''
 def cfr(iterations):
-    """The average policy, (936, 3), after `iterations` iterations of CFR with simultaneous
-    updates and uniform averaging of the reach-weighted strategies."""
+    """The average policy, (936, 3), after `iterations` iterations of CFR with
+    simultaneous updates and uniform averaging of the reach-weighted strategies."""
     ...
 '''
 
@@ -166,7 +172,8 @@ decisions = np.flatnonzero(decision_edge)           # the edges chosen by a play
 
 
 def counterfactual_values(policy):
-    """q (936, 3): q(I, a) = sum over h in I of pi_{-i}(h) v_i(h a); own (936,): pi_i(I)."""
+    """q (936, 3): q(I, a) = sum over h in I of pi_{-i}(h) v_i(h a);
+    own (936,): pi_i(I)."""
     F, V = reach_by_owner(policy), history_values(policy)
     i, h = mover[decisions], parent[decisions]
     q = np.zeros(legal.shape)
@@ -198,7 +205,7 @@ def cfr_averages(iterations):
         sigma = regret_matching(R)                   # both players act on sigma^t
         q, own = counterfactual_values(sigma)
         R += (q - (sigma * q).sum(axis=1, keepdims=True)) * legal
-        S += own[:, None] * sigma                    # weighted by the player's own reach
+        S += own[:, None] * sigma                    # weighted by the own reach
         yield normalize(S)
 
 
@@ -262,8 +269,8 @@ print("1,000 iterations in less than a minute:", seconds < 60)
 # ------------------------------------------------------------------ 4. Monte Carlo CFR
 OUTCOME_TEMPLATE = '''
 def outcome_sampling_regrets(policy, player, uniforms, exploration=0.6):
-    """The regret increments of one outcome-sampling episode for `player` at `policy`, using the
-    numbers of `uniforms` in order: {infoset key: [one increment per legal action]}."""
+    """The regret increments of one outcome-sampling episode for `player` at `policy`,
+    using the numbers of `uniforms` in order: {infoset key: [one per legal action]}."""
     ...
 
 
@@ -289,8 +296,9 @@ def chance_probs(h):
 
 
 def outcome_episode(strategy, player, draw, exploration, regrets, sums):
-    """Sample one terminal history; add the regret increments to regrets[I] and the average's
-    increments pi_i(h) sigma / q(h) to sums[I]. Returns the histories touched."""
+    """Sample one terminal history; add the regret increments to regrets[I] and the
+    average's increments pi_i(h) sigma / q(h) to sums[I]. Returns the histories
+    touched."""
     h, others, sampled, mine, path = 0, 1.0, 1.0, 1.0, []
     while acting[h] != TERMINAL:
         if acting[h] == CHANCE:
@@ -300,7 +308,7 @@ def outcome_episode(strategy, player, draw, exploration, regrets, sums):
         else:
             I = infoset[h]
             sigma = strategy(I)
-            if acting[h] == player:                  # explore: s = eps uniform + (1 - eps) sigma
+            if acting[h] == player:      # explore: s = eps uniform + (1 - eps) sigma
                 s = exploration / len(sigma) + (1 - exploration) * sigma
                 k = pick(s, draw())
                 path.append((I, sigma, s, k, others, sampled, mine))
@@ -309,10 +317,10 @@ def outcome_episode(strategy, player, draw, exploration, regrets, sums):
                 k = pick(sigma, draw())
                 others, sampled = others * sigma[k], sampled * sigma[k]
         h = first_child[h] + k
-    value = returns[h, player]                       # u~(h), the sampled value, walking back
+    value = returns[h, player]          # u~(h), the sampled value, walking back
     for I, sigma, s, k, others, q, mine in reversed(path):
         values = np.zeros(len(sigma))
-        values[k] = value / s[k]                     # importance weight of the sampled action
+        values[k] = value / s[k]        # importance weight of the sampled action
         value = sigma @ values
         regrets[I] = regrets.get(I, 0.0) + others / q * (values - value)
         if sums is not None:
@@ -322,8 +330,8 @@ def outcome_episode(strategy, player, draw, exploration, regrets, sums):
 
 def outcome_sampling_regrets(policy, player, uniforms, exploration=0.6):
     policy, regrets = np.asarray(policy), {}
-    outcome_episode(lambda I: policy[I, legal_actions[I]], player, iter(uniforms).__next__,
-                    exploration, regrets, None)
+    strategy, draw = (lambda I: policy[I, legal_actions[I]]), iter(uniforms).__next__
+    outcome_episode(strategy, player, draw, exploration, regrets, None)
     return {keys[I]: r for I, r in regrets.items()}
 
 
@@ -336,7 +344,8 @@ def dense(table):
 
 
 def sampled_regret_means(policy, player, streams):
-    return np.mean([dense(outcome_sampling_regrets(policy, player, u)) for u in streams], axis=0)
+    tables = [dense(outcome_sampling_regrets(policy, player, u)) for u in streams]
+    return np.mean(tables, axis=0)
 
 
 # unbiased: the mean over many episodes approaches the exact counterfactual regrets
@@ -361,8 +370,9 @@ def external_sampling_regrets(policy, player, uniforms):
 
 EXTERNAL_SOLUTION = '''
 def external_episode(strategy, player, draw, regrets, sums):
-    """Sample chance and the opponent, follow every action of `player`; add regret increments to
-    regrets[I] and the opponent's strategies to sums[J]. Returns the histories touched."""
+    """Sample chance and the opponent, follow every action of `player`; add regret
+    increments to regrets[I] and the opponent's strategies to sums[J]. Returns the
+    histories touched."""
     touched = 0
 
     def value(h):
@@ -376,7 +386,7 @@ def external_episode(strategy, player, draw, regrets, sums):
             else:
                 sigma = strategy(infoset[h])
                 k = pick(sigma, draw())
-                if sums is not None:                 # the opponent's average: plain sums
+                if sums is not None:     # the opponent's average: plain sums
                     sums[infoset[h]] = sums.get(infoset[h], 0.0) + sigma
             h = first_child[h] + k
             touched += 1
@@ -392,8 +402,8 @@ def external_episode(strategy, player, draw, regrets, sums):
 
 def external_sampling_regrets(policy, player, uniforms):
     policy, regrets = np.asarray(policy), {}
-    external_episode(lambda I: policy[I, legal_actions[I]], player, iter(uniforms).__next__,
-                     regrets, None)
+    strategy, draw = (lambda I: policy[I, legal_actions[I]]), iter(uniforms).__next__
+    external_episode(strategy, player, draw, regrets, None)
     return {keys[I]: r for I, r in regrets.items()}
 
 
@@ -402,23 +412,25 @@ print(external_sampling_regrets(uniform, 0, np.random.default_rng(1).random(64))
 
 MCCFR_TEMPLATE = '''
 def mccfr(sampling, iterations, seed):
-    """The average policy (936, 3) after `iterations` iterations of MCCFR ("outcome" or
-    "external" sampling), one episode per player per iteration, the random numbers drawn one at
-    a time from np.random.default_rng(seed)."""
+    """The average policy (936, 3) after `iterations` iterations of MCCFR ("outcome"
+    or "external" sampling), one episode per player per iteration, the random numbers
+    drawn one at a time from np.random.default_rng(seed)."""
     ...
 '''
 
 MCCFR_SOLUTION = '''
 def mccfr_run(sampling, iterations, seed, checkpoints=()):
-    """The average policy after `iterations`, and [(T, histories touched, average)] at the
-    checkpoints."""
+    """The average policy after `iterations`, and [(T, histories touched, average)]
+    at the checkpoints."""
     draw = np.random.default_rng(seed).random          # one uniform number per call
     regrets, sums, touched, record = {}, {}, 0, []
 
     def strategy(I):
         positive = np.maximum(regrets.get(I, np.zeros(len(legal_actions[I]))), 0.0)
         total = positive.sum()
-        return positive / total if total > 0 else np.full(len(positive), 1 / len(positive))
+        if total > 0:
+            return positive / total
+        return np.full(len(positive), 1 / len(positive))
 
     def average():
         S = np.zeros(legal.shape)
@@ -448,7 +460,7 @@ for sampling, T in (("outcome", 5000), ("external", 1000)):
 
 # ------------------------------------------------------------------ 5. the comparison
 CURVES_TEMPLATE = '''
-curves = {}     # method -> (histories touched, NashConv), increasing in histories touched
+curves = {}     # method -> (histories touched, NashConv), histories increasing
 '''
 
 CURVES_SOLUTION = '''
