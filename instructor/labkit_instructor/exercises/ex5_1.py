@@ -46,10 +46,12 @@ def maximin(M):
     """The row player's maximin strategy of the zero-sum matrix game M, by linear
     programming."""
     m, k = M.shape
-    # maximize v subject to x^T M[:, b] >= v for every column b, x on the simplex
-    result = linprog(np.r_[np.zeros(m), -1.0], A_ub=np.c_[-M.T, np.ones(k)],
-                     b_ub=np.zeros(k), A_eq=np.r_[np.ones(m), 0.0][None], b_eq=[1.0],
-                     bounds=[(0, None)] * m + [(None, None)], method="highs")
+    # maximize v subject to x^T M[:, b] >= v for every column b, x on the simplex;
+    # the variables are x (m of them, >= 0) and v (free)
+    cost = np.r_[np.zeros(m), -1.0]
+    limits = [(0, None)] * m + [(None, None)]
+    result = linprog(cost, A_ub=np.c_[-M.T, np.ones(k)], b_ub=np.zeros(k),
+                     A_eq=np.r_[np.ones(m), 0.0][None], b_eq=[1.0], bounds=limits)
     x = np.maximum(result.x[:m], 0.0)
     return x / x.sum()
 

@@ -281,7 +281,7 @@ def sampled_regret_means(policy, player, streams):
 
 OUTCOME_SOLUTION = '''
 first_child = np.searchsorted(parent, np.arange(H))     # children are contiguous
-num_children = np.bincount(parent[1:], minlength=H)
+child_count = np.bincount(parent[1:], minlength=H)
 legal_actions = [np.flatnonzero(row) for row in legal]
 keys = leduc.infoset_keys
 
@@ -292,7 +292,7 @@ def pick(probs, u):
 
 
 def chance_probs(h):
-    return leduc.chance_prob[first_child[h]:first_child[h] + num_children[h]]
+    return leduc.chance_prob[first_child[h]:first_child[h] + child_count[h]]
 
 
 def outcome_episode(strategy, player, draw, exploration, regrets, sums):

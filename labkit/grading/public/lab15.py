@@ -1,5 +1,5 @@
 """Public checks of Lab 15 (Leduc hold'em): shapes, probability rows, zero-sum and zero-mean
-properties, at the uniform policy and a public stream of random numbers. No expected value."""
+properties, at a public policy and a public stream of random numbers. No expected value."""
 import numpy as np
 
 from labkit.grading.public.base import FormatChecks, public_part
@@ -14,9 +14,10 @@ def _leduc():
     return lk.games.load("leduc_poker")
 
 
-def _uniform():
-    legal = _leduc().legal_mask
-    return legal / legal.sum(axis=1, keepdims=True)
+def _leaning():
+    """A public policy: fold, call and raise weighted 1, 2, 3 over the legal actions."""
+    weights = _leduc().legal_mask * np.array([1.0, 2.0, 3.0])
+    return weights / weights.sum(axis=1, keepdims=True)
 
 
 STREAM = np.random.default_rng(15).random(64).tolist()
@@ -66,7 +67,7 @@ def _policies(value, name, count):
 
 
 def _regret_table(v, name, player):
-    """Keys of the player's infosets, one increment per legal action, sigma-weighted sum 0 at uniform."""
+    """Keys of the player's infosets, one increment per legal action, their sigma-weighted sum 0."""
     game = _leduc()
     if not isinstance(v, dict) or not v:
         raise Wrong(f"`{name}` should return a non-empty dict {{infoset key: increments}}")
@@ -77,9 +78,10 @@ def _regret_table(v, name, player):
         if game.infoset_player[I] != player:
             raise Wrong(f"`{name}` updated {key!r}, an infoset of the other player")
         r = as_array(row, f"{name}[{key!r}]", (len(game.legal_actions(I)),))
-        if abs(r.mean()) > 1e-9 * max(1.0, np.abs(r).max()):
-            raise Wrong(f"at the uniform policy the increments at an infoset average to 0 (sum_a sigma(a) r(a) = 0); "
-                        f"those at {key!r} do not")
+        sigma = POLICY[I, game.legal_actions(I)]
+        if abs(sigma @ r) > 1e-9 * max(1.0, np.abs(r).max()):
+            raise Wrong("the increments at an infoset, weighted by the strategy, add up to 0 "
+                        f"(sum_a sigma(a) r(a) = 0); those at {key!r} do not")
 
 
 def _feedback(*items):
@@ -106,17 +108,17 @@ def _curves(value):
             raise Wrong(f"`curves[{name!r}]` needs 5 or more points, in increasing histories touched")
 
 
-UNIFORM = _uniform()
+POLICY = _leaning()
 
 PARTS = [
     public_part("L15(a)", ["counts"], 2, _feedback(("counts holds three whole numbers", _counts))),
     public_part("L15(b)", ["expected_payoff"], 2, _feedback(("expected_payoff gives 2 payoffs adding to 0", _zero_sum)),
-                {"expected_payoff": [(UNIFORM,)]}),
+                {"expected_payoff": [(POLICY,)]}),
     public_part("L15(c)", ["best_response_value"], 2,
                 _feedback(("best_response_value gives numbers whose sum is not negative", _best_responses)),
-                {"best_response_value": [(UNIFORM, 0), (UNIFORM, 1)]}),
+                {"best_response_value": [(POLICY, 0), (POLICY, 1)]}),
     public_part("L15(d)", ["nash_conv"], 2, _feedback(("nash_conv gives a number >= 0", _nash_conv)),
-                {"nash_conv": [(UNIFORM,)]}),
+                {"nash_conv": [(POLICY,)]}),
     public_part("L15(e)", ["cfr"], 2, _feedback(("cfr returns a policy (936, 3)", lambda v: _policies(v, "cfr", 1))),
                 {"cfr": [(2,)]}),
     public_part("L15(f)", ["cfr_plus"], 2,
@@ -131,12 +133,12 @@ PARTS = [
         ("sampled_regret_means returns a (936, 3) array",
          lambda v: as_array(probe_results(v, "sampled_regret_means", 1)[0], "sampled_regret_means(...)",
                             _leduc().legal_mask.shape) is None)),
-        {"outcome_sampling_regrets": [(UNIFORM, 0, STREAM[:16], 0.6)],
-         "sampled_regret_means": [(UNIFORM, 1, [STREAM[:16], STREAM[16:32]])]}),
+        {"outcome_sampling_regrets": [(POLICY, 0, STREAM[:16], 0.6)],
+         "sampled_regret_means": [(POLICY, 1, [STREAM[:16], STREAM[16:32]])]}),
     public_part("L15(i)", ["external_sampling_regrets"], 1, _feedback(
         ("external_sampling_regrets returns increments at the player's infosets",
          lambda v: _regret_table(probe_results(v, "external_sampling_regrets", 1)[0], "external_sampling_regrets", 1))),
-        {"external_sampling_regrets": [(UNIFORM, 1, STREAM)]}),
+        {"external_sampling_regrets": [(POLICY, 1, STREAM)]}),
     public_part("L15(j)", ["mccfr"], 2, _feedback(("mccfr returns policies (936, 3)", lambda v: _policies(v, "mccfr", 2))),
                 {"mccfr": [("outcome", 3, 0), ("external", 2, 0)]}),
     public_part("L15(k)", ["curves"], 1, _feedback(("curves holds the seven methods", _curves))),
