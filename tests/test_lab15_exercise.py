@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import labkit as lk
-from exercise_harness import Harness
+from exercise_harness import ROOT, Harness
 
 from labkit_instructor.checks import lab15 as hidden  # noqa: E402
 from labkit_instructor.exercises import lab15 as lab  # noqa: E402
@@ -207,3 +207,57 @@ def test_the_public_check_passes_the_solution_and_flags_the_template(solution, p
     assert LAB.public(part, solution).ok
     blank = LAB.public(part, run(cells(lambda p: True, solution=False)))
     assert not blank.ok and blank.hints
+
+
+# ------------------------------------------------------------------ tampering, through the grader
+STEAL_THE_SOLUTION = '''
+import pathlib
+import labkit
+counts = None
+try:                                   # the instructor package, or its files next to labkit
+    import labkit_instructor.exercises.lab15 as stolen
+    source = "\\n".join(c.solution for c in stolen.EXERCISE.cells if c.role == "answer")
+except ImportError:
+    folder = pathlib.Path(labkit.__file__).resolve().parents[1] / "instructor"
+    source = (folder / "labkit_instructor" / "exercises" / "lab15.py").read_text()
+exec(source)
+'''
+
+FAKE_THE_CHECK = '''
+import labkit.grading, labkit.grading.reporter
+from IPython.display import publish_display_data
+
+
+def check(part):
+    print(f"{part}: pass 2/2")
+    publish_display_data({"application/vnd.labkit.check+json": {"part": part, "payload": "{}",
+                                                                 "mac": "0" * 64}})
+
+
+labkit.grading.check = labkit.grading.reporter.check = check
+def expected_payoff(policy):
+    return [0.0, 0.0]
+'''
+
+
+@pytest.mark.slow
+def test_tampering_with_the_lab_earns_nothing(tmp_path):
+    import nbformat
+    from labkit.grading.grader import grade_paths
+    nb = lab.EXERCISE.notebook()
+    for cell in nb.cells:
+        meta = cell.metadata.get("labkit", {})
+        if meta.get("role") == "answer" and meta.get("slot") == "L15(a)":
+            cell.source = STEAL_THE_SOLUTION
+        elif meta.get("role") == "answer" and meta.get("slot") == "L15(b)":
+            cell.source = FAKE_THE_CHECK
+        elif meta.get("role") == "check":               # edited check cells with forged outputs
+            cell.source = f'print("{meta["part"]}: pass")'
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{meta['part']}: pass\n")]
+    nbformat.write(nb, tmp_path / "lab15_leduc_solvers.ipynb")
+    (result,) = grade_paths([tmp_path], instructor=ROOT / "instructor", executor=1, timeout=60)
+    assert result["error"] is None and result["max_score"] == 19
+    assert result["score"] == 0, [(p["part"], p["verdict"], p["hints"]) for p in result["parts"]]
+    parts = {p["part"]: p for p in result["parts"]}
+    assert parts["L15(a)"]["verdict"] == "fail" and any("raised" in h for h in parts["L15(a)"]["hints"])
+    assert parts["L15(b)"]["points"] == 0
