@@ -35,6 +35,7 @@ MEAN_STREAMS = 2000              # episodes behind the unbiasedness check
 MCCFR_RUNS = {"outcome": 5000, "external": 1000}   # iterations of the seeded runs
 MCCFR_REFERENCE_SEEDS = range(100, 120)            # labkit's runs that give the band
 MCCFR_BAND = (0.8, 1.25)         # band = [0.8 x smallest, 1.25 x largest] of labkit's runs
+CFR_PLUS_1000_BAND = (0.8, 1.25)  # NashConv after 1,000 iterations, as a multiple of labkit's
 REQUIRED_CURVES = ("CFR", "CFR+", "MCCFR (outcome sampling)", "MCCFR (external sampling)",
                    "MMD (no magnet)", "MMD (magnet)", "PSRO")
 
@@ -414,7 +415,7 @@ def _grade_g(value):
         ref = trajectory("cfr_plus", last=1000)[1000]
         # CFR+ floors regrets at exactly 0, so rounding differences of 1e-17 change which actions are
         # played after a few hundred iterations: the trajectories stay close, not equal to 1e-9
-        if not MCCFR_BAND[0] * ref <= got <= MCCFR_BAND[1] * ref:
+        if not CFR_PLUS_1000_BAND[0] * ref <= got <= CFR_PLUS_1000_BAND[1] * ref:
             return ("after 1,000 iterations your CFR+ average is further from labkit's than rounding explains: "
                     "get 100 iterations right first")
         seconds = probe_seconds(value, "cfr_plus")
