@@ -16,6 +16,7 @@ decentralized greedy policies (`labkit.deep.teams.team_value`), so every result 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 
 import jax
@@ -74,6 +75,14 @@ def mlp(params, x):
     return x @ params[-1]["w"] + params[-1]["b"]
 
 
+_COMPILED = {}
+
+
+@functools.lru_cache(maxsize=None)
+def _named_game(name):
+    return TEAM_GAMES[name]()
+
+
 class TeamLearner:
     """Base class: a subclass defines `_init_params(key)`, `_loss(params, batch)` and
     `_tables(params)` (per agent, an (O_i, A) array: utilities, or probabilities if `stochastic`).
@@ -96,7 +105,7 @@ class TeamLearner:
         if isinstance(game, str):
             if game not in TEAM_GAMES:
                 raise ValueError(f"unknown team game {game!r}; known: {', '.join(TEAM_GAMES)}")
-            game = TEAM_GAMES[game]()
+            game = _named_game(game)
         if not isinstance(game, TeamGame):
             raise TypeError(f"game must be a TeamGame or the name of one, got {type(game).__name__}")
         self.game = game
@@ -113,8 +122,11 @@ class TeamLearner:
         self.params = self._init_params(jax.random.PRNGKey(self.seed))
         self.optimizer = self._optimizer()
         self.opt_state = self.optimizer.init(self.params)
-        self._update = jax.jit(self._update_step)
-        self._read = jax.jit(self._tables)
+        # compiled once per learner class, game and configuration (the closures read only those)
+        key = (type(self), id(game), config)
+        if key not in _COMPILED:
+            _COMPILED[key] = (game, jax.jit(self._update_step), jax.jit(self._tables))
+        self._update, self._read = _COMPILED[key][1:]
 
     def _optimizer(self):
         return optax.adam(self.config.learning_rate)
