@@ -51,21 +51,21 @@ DATA = ROOT / "data" / "deep"
 COMMAND = "python scripts/regenerate_deep.py"
 
 # ----------------------------------------------------------------------------- settings
-DEEP_CFR_LEDUC = dict(traversals=1000, advantage_steps=1500, batch_size=512, hidden=(128, 128),
-                      advantage_memory=1_000_000, strategy_memory=1_000_000)
+DEEP_CFR_LEDUC = dict(traversals=1000, advantage_steps=500, batch_size=512, hidden=(128, 128),
+                      advantage_memory=1_000_000, strategy_memory=1_000_000, reinitialize=False)
 DEEP_CFR_KUHN = dict(traversals=100, hidden=(32, 32), advantage_steps=200, strategy_steps=500, batch_size=256)
 NFSP_LEDUC = dict(optimizer="adam", rl_learning_rate=1e-3, sl_learning_rate=1e-3, learn_every=16)
 NFSP_KUHN = dict(optimizer="adam", rl_learning_rate=1e-3, sl_learning_rate=1e-3, learn_every=16, hidden=(64,))
 MMD_SETTINGS = dict(alpha=0.5, stepsize=0.1, magnet_update_every=100)
 
 RUNS = {
-    "deep_cfr_leduc": dict(game="leduc_poker", seeds=[0, 1, 2], checkpoints=[1, 2, 5, 10, 20, 40, 60, 80, 100],
+    "deep_cfr_leduc": dict(game="leduc_poker", seeds=[0, 1, 2], checkpoints=[1, 2, 5, 10, 20, 40, 60, 80, 100, 125, 150],
                            config=DEEP_CFR_LEDUC),
     "deep_cfr_kuhn": dict(game="kuhn_poker", seeds=[0, 1, 2], checkpoints=[1, 2, 5, 10, 20, 50, 100, 200],
                           config=DEEP_CFR_KUHN),
     "nfsp_leduc": dict(game="leduc_poker", seeds=[0, 1, 2],
-                       checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 600_000, 1_000_000, 1_500_000,
-                                    2_000_000], config=NFSP_LEDUC),
+                       checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 600_000, 1_000_000],
+                       config=NFSP_LEDUC),
     "nfsp_kuhn": dict(game="kuhn_poker", seeds=[0, 1, 2],
                       checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000], config=NFSP_KUHN),
     "neural_mmd": dict(games=["kuhn_poker", "leduc_poker"], seeds=[0, 1], checkpoints=[10, 30, 100, 200, 300, 500],
