@@ -21,7 +21,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from labkit.deep.features import infoset_features
 from labkit.deep.networks import MLP, masked_log_softmax
+from labkit.solver import Solver
 from labkit.tree import CHANCE, TERMINAL
 
 _BLOCK = 4096                   # labkit.mccfr draws its uniform numbers 4096 at a time, too
@@ -58,6 +60,24 @@ def random_streams(seed) -> RandomStreams:
     seed = check_seed(seed)
     return RandomStreams(np.random.default_rng(seed), np.random.default_rng([seed, 1]),
                          np.random.default_rng([seed, 2]), jax.random.PRNGKey(seed))
+
+
+class NetworkSolver(Solver):
+    """What the zero-sum learners share: the game, a validated configuration of type `config_type`,
+    the seed's random streams, the infoset features and the flat tree for sampling."""
+
+    config_type = None
+
+    def __init__(self, game, config, seed):
+        super().__init__(game)
+        self.config = config = self.config_type() if config is None else config
+        if not isinstance(config, self.config_type):
+            raise TypeError(f"config must be a {self.config_type.__name__}, got {type(config).__name__}")
+        self.seed = check_seed(seed)
+        self.streams = random_streams(self.seed)
+        self.features = infoset_features(self.game, config.encoding)
+        self.flat = flat_tree(self.game)
+        self._draw = UniformStream(self.streams.sampling)
 
 
 class UniformStream:

@@ -30,17 +30,15 @@ down to games with at most a few thousand infosets.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import jax
 import numpy as np
 
-from labkit.deep.common import (NetworkRegressor, Reservoir, TableRegressor, UniformStream, check_positive_int,
-                                flat_tree, pick, pick_from, random_streams, rows_to_lists)
-from labkit.deep.features import infoset_features
+from labkit.deep.common import (NetworkRegressor, NetworkSolver, Reservoir, TableRegressor, check_positive_int, pick,
+                                pick_from, rows_to_lists)
 from labkit.deep.networks import NONPOSITIVE_RULES, policy_from_outputs
 from labkit.policy import TabularPolicy
-from labkit.solver import Solver
 
 APPROXIMATORS = ("network", "table")
 
@@ -85,7 +83,7 @@ class DeepCFRConfig:
             raise ValueError("learning_rate and gradient_clip must be positive")
 
 
-class DeepCFR(Solver):
+class DeepCFR(NetworkSolver):
     """Deep CFR on a labkit game (any number of players; two-player zero-sum is where it converges).
 
     Parameters
@@ -106,19 +104,14 @@ class DeepCFR(Solver):
         External-sampling traversals so far (the unit of work to compare with MCCFR episodes).
     """
 
+    config_type = DeepCFRConfig
+
     def __init__(self, game, config: DeepCFRConfig | None = None, seed: int = 0, approximator: str = "network"):
-        super().__init__(game)
-        self.config = config = DeepCFRConfig() if config is None else config
-        if not isinstance(config, DeepCFRConfig):
-            raise TypeError(f"config must be a DeepCFRConfig, got {type(config).__name__}")
         if approximator not in APPROXIMATORS:
             raise ValueError(f"approximator must be one of {APPROXIMATORS}, got {approximator!r}")
-        self.approximator, self.seed = approximator, seed
-        game, n = self.game, self.game.num_players
-        self.streams = random_streams(seed)
-        self.features = infoset_features(game, config.encoding)
-        self.flat = flat_tree(game)
-        self._draw = UniformStream(self.streams.sampling)
+        super().__init__(game, config, seed)
+        self.approximator = approximator
+        game, config, n = self.game, self.config, self.game.num_players
         A = game.num_actions
         self.advantage_memories = [Reservoir(config.advantage_memory, A, self.streams.memory) for _ in range(n)]
         self.strategy_memories = [Reservoir(config.strategy_memory, A, self.streams.memory) for _ in range(n)]

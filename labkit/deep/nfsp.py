@@ -37,11 +37,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from labkit.deep.common import UniformStream, check_positive_int, flat_tree, pick, pick_from, random_streams
-from labkit.deep.features import infoset_features
+from labkit.deep.common import NetworkSolver, check_positive_int, pick, pick_from
 from labkit.deep.networks import MASKED_LOGIT, MLP, masked_log_softmax, policy_from_outputs
 from labkit.policy import TabularPolicy
-from labkit.solver import Solver
 
 OPTIMIZERS = ("sgd", "adam")
 
@@ -141,7 +139,7 @@ class _Agent:
         self.sl_infoset[k], self.sl_action[k] = infoset, action
 
 
-class NFSP(Solver):
+class NFSP(NetworkSolver):
     """Neural fictitious self-play; one iteration is one episode (hand) of self-play.
 
     Parameters
@@ -162,17 +160,11 @@ class NFSP(Solver):
     True
     """
 
+    config_type = NFSPConfig
+
     def __init__(self, game, config: NFSPConfig | None = None, seed: int = 0):
-        super().__init__(game)
-        self.config = config = NFSPConfig() if config is None else config
-        if not isinstance(config, NFSPConfig):
-            raise TypeError(f"config must be an NFSPConfig, got {type(config).__name__}")
-        self.seed = seed
-        game = self.game
-        self.streams = random_streams(seed)
-        self.features = infoset_features(game, config.encoding)
-        self.flat = flat_tree(game)
-        self._draw = UniformStream(self.streams.sampling)
+        super().__init__(game, config, seed)
+        game, config = self.game, self.config
         self.model = MLP(self.features.size, config.hidden, game.num_actions)
         self.rl_optimizer = _optimizer(config.optimizer, config.rl_learning_rate)
         self.sl_optimizer = _optimizer(config.optimizer, config.sl_learning_rate)

@@ -33,12 +33,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from labkit.deep.common import UniformStream, check_positive_int, flat_tree, pick, pick_from, random_streams
-from labkit.deep.features import infoset_features
+from labkit.deep.common import NetworkSolver, check_positive_int, pick, pick_from
 from labkit.deep.networks import MLP, masked_log_softmax, policy_from_outputs
 from labkit.mmd import expected_action_values
 from labkit.policy import TabularPolicy
-from labkit.solver import Solver
 
 FEEDBACKS = ("exact", "sampled")
 
@@ -80,7 +78,7 @@ class NeuralMMDConfig:
             check_positive_int("magnet_update_every", self.magnet_update_every)
 
 
-class NeuralMMD(Solver):
+class NeuralMMD(NetworkSolver):
     """Magnetic mirror descent with a network policy (R-NaD's regularized dynamics).
 
     Parameters
@@ -95,17 +93,11 @@ class NeuralMMD(Solver):
     One network is shared by all players (an infoset's features identify its player).
     """
 
+    config_type = NeuralMMDConfig
+
     def __init__(self, game, config: NeuralMMDConfig | None = None, seed: int = 0):
-        super().__init__(game)
-        self.config = config = NeuralMMDConfig() if config is None else config
-        if not isinstance(config, NeuralMMDConfig):
-            raise TypeError(f"config must be a NeuralMMDConfig, got {type(config).__name__}")
-        self.seed = seed
-        game = self.game
-        self.streams = random_streams(seed)
-        self.features = infoset_features(game, config.encoding)
-        self.flat = flat_tree(game)
-        self._draw = UniformStream(self.streams.sampling)
+        super().__init__(game, config, seed)
+        game, config = self.game, self.config
         self.model = MLP(self.features.size, config.hidden, game.num_actions)
         self.params = self.model.init(self.streams.key)
         self.optimizer = optax.adam(config.learning_rate)
