@@ -4,6 +4,7 @@
     .venv/bin/python scripts/regenerate_deep.py                 # everything (see data/deep/README.md for times)
     .venv/bin/python scripts/regenerate_deep.py deep_cfr_leduc nfsp_leduc
     .venv/bin/python scripts/regenerate_deep.py --list
+    .venv/bin/python scripts/regenerate_deep.py --summary     # the README's table, from the files
 
 Each result is a CSV (one row per measurement) and a JSON (the command, settings, seeds, checkpoints,
 the machine, and the wall and CPU time of the run):
@@ -213,13 +214,45 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
+def summary():
+    """Markdown lines: the last checkpoint of every zero-sum result, median [min, max] over seeds, and
+    the CPU time of one seed's run (printed by --summary, pasted into data/deep/README.md)."""
+    lines = ["| result | method | budget | NashConv: median [min, max] over seeds | CPU s per seed |",
+             "|---|---|---|---|---|"]
+    for name, unit in (("deep_cfr_leduc", "iterations"), ("deep_cfr_kuhn", "iterations"), ("nfsp_leduc", "episodes"),
+                       ("nfsp_kuhn", "episodes"), ("neural_mmd", "iterations")):
+        path = DATA / f"{name}.csv"
+        if not path.exists():
+            continue
+        rows = read_csv(path)
+        last = max(int(r[unit]) for r in rows)
+        groups = {}
+        for r in rows:
+            if int(r[unit]) == last:
+                groups.setdefault((r.get("game", ""), r["method"]), []).append(r)
+        for (game, method), group in groups.items():
+            values = np.array([float(r["nash_conv"]) for r in group])
+            cpu = [float(r["cpu_seconds"]) for r in group if r["cpu_seconds"]]
+            budget = f"{last:,} {unit}" + (f" ({group[0]['traversals']} traversals)" if group[0].get("traversals") else "")
+            label = f"{method}, {game}" if game else method
+            cell = f"{np.median(values):.3f} [{values.min():.3f}, {values.max():.3f}]" if len(values) > 1 else \
+                f"{values[0]:.4f}"
+            lines.append(f"| {name} | {label} | {budget} | {cell} | {np.median(cpu):.0f} |" if cpu else
+                         f"| {name} | {label} | {budget} | {cell} | |")
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="results to make (default: all)")
     parser.add_argument("--list", action="store_true", help="list the results and exit")
+    parser.add_argument("--summary", action="store_true", help="print the table of final values and exit")
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(RUNS))
+        return 0
+    if args.summary:
+        print("\n".join(summary()))
         return 0
     for name in args.names or list(RUNS):
         if name not in RUNS:
