@@ -125,3 +125,10 @@ def test_import_without_jax_says_how_to_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     from labkit.deep._install import INSTALL_HINT
     assert INSTALL_HINT in out.stdout and 'labkit[deep]' in out.stdout
+
+
+def test_docstring_examples_run():
+    import doctest
+    from labkit.deep import networks as module_networks, nfsp
+    for module in (module_networks, nfsp):
+        assert doctest.testmod(module, verbose=False).failed == 0
