@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from labkit.deep.iql import IndependentQ
 from labkit.deep.team_learner import bootstrap, mlp, mlp_init
@@ -60,7 +61,6 @@ class QMIX(IndependentQ):
 
     def joint_values(self, state: int = 0):
         """(A, A) the learned Q_tot(s, a_1, a_2) at one state (the mixer applied to every pair)."""
-        import numpy as np
         q1, q2 = self.tables()
         A = self.game.num_actions
         u1 = q1[self.game.observation[0, state]]
