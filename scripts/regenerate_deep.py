@@ -53,7 +53,8 @@ COMMAND = "python scripts/regenerate_deep.py"
 
 # ----------------------------------------------------------------------------- settings
 DEEP_CFR_LEDUC = dict(traversals=1000, advantage_steps=500, batch_size=512, hidden=(128, 128),
-                      advantage_memory=1_000_000, strategy_memory=1_000_000, reinitialize=False)
+                      advantage_memory=1_000_000, strategy_memory=1_000_000, reinitialize=False,
+                      strategy_steps=3000)
 DEEP_CFR_KUHN = dict(traversals=100, hidden=(32, 32), advantage_steps=200, strategy_steps=500, batch_size=256)
 NFSP_LEDUC = dict(optimizer="adam", rl_learning_rate=1e-3, sl_learning_rate=1e-3, learn_every=16)
 NFSP_KUHN = dict(optimizer="adam", rl_learning_rate=1e-3, sl_learning_rate=1e-3, learn_every=16, hidden=(64,))

@@ -77,3 +77,13 @@ def test_bad_configuration_is_refused():
         DeepCFR("kuhn_poker", approximator="forest")
     with pytest.raises(TypeError, match="seed must be an integer"):
         DeepCFR("kuhn_poker", seed=1.5)
+
+
+def test_looking_at_the_average_does_not_change_training():
+    watched, unwatched = DeepCFR("kuhn_poker", SMALL, seed=1), DeepCFR("kuhn_poker", SMALL, seed=1)
+    for _ in range(3):
+        watched.run(1)
+        watched.average_policy()
+    unwatched.run(3)
+    np.testing.assert_array_equal(watched.current_policy().probs, unwatched.current_policy().probs)
+    np.testing.assert_array_equal(watched.average_policy().probs, unwatched.average_policy().probs)

@@ -120,6 +120,7 @@ class DeepCFR(NetworkSolver):
                                for p in range(n)]
         self.strategy_nets = [self._regressor("cross_entropy", config.strategy_steps, True, keys[n + p])
                               for p in range(n)]
+        self._strategy_key = jax.random.fold_in(self.streams.key, 1)
         self._sigma = TabularPolicy.uniform(game).probs.copy()      # all advantages start at 0
         self._sigma_lists = rows_to_lists(game, self._sigma)
         self._average = None
@@ -220,6 +221,11 @@ class DeepCFR(NetworkSolver):
             for player, (net, memory) in enumerate(zip(self.strategy_nets, self.strategy_memories)):
                 if memory.size == 0:
                     continue
+                if isinstance(net, NetworkRegressor):
+                    # a fit that depends only on (seed, iteration, player), so looking at the average
+                    # never changes the random numbers of training, whatever the evaluation schedule
+                    net.key = jax.random.fold_in(self._strategy_key, self.iteration * len(self.strategy_nets) + player)
+                    net.rng = np.random.default_rng([self.seed, 3, self.iteration, player])
                 net.fit(memory)
                 rows = self.game.infosets_of(player)
                 probs[rows] = policy_from_outputs(self.game, net.predict(), net.kind).probs[rows]
