@@ -1,6 +1,6 @@
 """The cached runs of labkit.deep (data/deep/) are what scripts/regenerate_deep.py makes.
 
-Every test reruns the first checkpoints of the first seed of one result and compares. The tabular
+Every test reruns the first checkpoint of the first seed of one result and compares. The tabular
 references (CFR, CFR+, seeded MCCFR, tabular MMD) are numpy code and must agree to 1e-9. The JAX
 learners are bit-identical on the machine and library versions that made the file (recorded in its
 JSON), and there they must agree exactly; elsewhere XLA's float32 kernels may round differently
