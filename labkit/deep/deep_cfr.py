@@ -1,0 +1,241 @@
+"""Deep CFR (Brown, Lerer, Gross and Sandholm, 2019, "Deep counterfactual regret minimization", ICML).
+
+CFR with the regret table replaced by one *advantage network* per player, trained on regrets
+sampled by external-sampling traversals, and the average strategy learned by a *strategy network*.
+Iteration t, for each player p in turn:
+
+1. Strategies: sigma^t(I) = regret matching on V_q(I, . | theta_q) for every player q, with all
+   mass on the largest advantage where none is positive (the paper's rule). labkit evaluates each
+   network once at every infoset of the game (the networks do not change during the traversals).
+2. K external-sampling traversals for p (as in `labkit.mccfr`): chance and the other players
+   sample one action from sigma^t; p tries every legal action. At p's infoset I the sampled
+   instantaneous regrets r~(I, a) = v~(I a) - sum_b sigma^t(b | I) v~(I b) go to p's advantage
+   memory M_V,p with weight t; at another player q's infoset, (I, sigma^t(I)) goes to q's strategy
+   memory M_Pi,q with weight t. Both memories are reservoirs.
+3. Train p's advantage network from scratch on M_V,p, minimizing the t-weighted squared error
+   sum t (r~(I, a) - V_p(I, a))^2, so V_p estimates the linearly weighted average regret.
+
+The average strategy is a network per player trained on M_Pi with t-weighted cross-entropy (the
+paper uses squared error; both have the weighted mean of the stored strategies as minimizer): it
+is what `average_policy()` returns, retrained when new samples came in since the last call.
+
+With ``approximator="table"`` every network is a lookup table fitted exactly (the weighted mean of
+its samples). Then, with uniform weighting, one traversal per iteration and the uniform rule where
+no advantage is positive, Deep CFR *is* external-sampling MCCFR: regret matching on a mean equals
+regret matching on the sum, and the same seed draws the same samples (tests/test_deep_cfr.py).
+
+Defaults (`DeepCFRConfig`) scale the paper's (10,000 traversals per iteration, memories of 40
+million, 4,000 Adam steps on batches of 10,000, learning rate 1e-3, gradient norm clipped at 1)
+down to games with at most a few thousand infosets.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import jax
+import numpy as np
+
+from labkit.deep.common import (NetworkRegressor, NetworkSolver, Reservoir, TableRegressor, check_positive_int, pick,
+                                pick_from, rows_to_lists)
+from labkit.deep.networks import NONPOSITIVE_RULES, policy_from_outputs
+from labkit.policy import TabularPolicy
+
+APPROXIMATORS = ("network", "table")
+
+
+@dataclass(frozen=True)
+class DeepCFRConfig:
+    """Hyperparameters of Deep CFR (the paper's values in brackets).
+
+    traversals : external-sampling traversals per player per iteration [10,000]
+    hidden : hidden-layer widths of every network [3 layers of 192 after card/bet embeddings]
+    advantage_memory, strategy_memory : reservoir capacities, per player [40 million]
+    advantage_steps, strategy_steps : Adam steps per training [4,000 and 4,000]
+    batch_size : [10,000]
+    learning_rate : Adam's [1e-3]
+    gradient_clip : global gradient norm clip [1]
+    linear_weighting : weight iteration t's samples by t [yes]; False: all weights 1
+    reinitialize : train the advantage networks from fresh weights every iteration [yes]
+    nonpositive : "argmax" [the paper] or "uniform" (tabular CFR) where no advantage is positive
+    encoding : the infoset features (`labkit.deep.infoset_features`)
+    """
+    traversals: int = 200
+    hidden: tuple = (64, 64)
+    advantage_memory: int = 200_000
+    strategy_memory: int = 200_000
+    advantage_steps: int = 200
+    strategy_steps: int = 1000
+    batch_size: int = 512
+    learning_rate: float = 1e-3
+    gradient_clip: float = 1.0
+    linear_weighting: bool = True
+    reinitialize: bool = True
+    nonpositive: str = "argmax"
+    encoding: str = "auto"
+
+    def __post_init__(self):
+        for name in ("traversals", "advantage_memory", "strategy_memory", "advantage_steps", "strategy_steps",
+                     "batch_size"):
+            check_positive_int(name, getattr(self, name))
+        if self.nonpositive not in NONPOSITIVE_RULES:
+            raise ValueError(f"nonpositive must be one of {NONPOSITIVE_RULES}, got {self.nonpositive!r}")
+        if not self.learning_rate > 0 or not self.gradient_clip > 0:
+            raise ValueError("learning_rate and gradient_clip must be positive")
+
+
+class DeepCFR(NetworkSolver):
+    """Deep CFR on a labkit game (any number of players; two-player zero-sum is where it converges).
+
+    Parameters
+    ----------
+    game : str or GameTree
+    config : DeepCFRConfig, optional
+    seed : int
+        One seed for the traversals (the same stream as ``lk.MCCFR(game, seed=seed)``), the
+        reservoirs, the minibatches and the network initializations: the same seed gives the same
+        networks, bit for bit, on one machine.
+    approximator : {"network", "table"}
+        MLPs trained by Adam, or exact lookup tables (tabular MCCFR in disguise; see the module).
+
+    Attributes
+    ----------
+    advantage_memories, strategy_memories : list of Reservoir, one per player
+    traversals_done : int
+        External-sampling traversals so far (the unit of work to compare with MCCFR episodes).
+    """
+
+    config_type = DeepCFRConfig
+
+    def __init__(self, game, config: DeepCFRConfig | None = None, seed: int = 0, approximator: str = "network"):
+        if approximator not in APPROXIMATORS:
+            raise ValueError(f"approximator must be one of {APPROXIMATORS}, got {approximator!r}")
+        super().__init__(game, config, seed)
+        self.approximator = approximator
+        game, config, n = self.game, self.config, self.game.num_players
+        A = game.num_actions
+        self.advantage_memories = [Reservoir(config.advantage_memory, A, self.streams.memory) for _ in range(n)]
+        self.strategy_memories = [Reservoir(config.strategy_memory, A, self.streams.memory) for _ in range(n)]
+        keys = jax.random.split(self.streams.key, 2 * n)
+        self.advantage_nets = [self._regressor("mse", config.advantage_steps, config.reinitialize, keys[p])
+                               for p in range(n)]
+        self.strategy_nets = [self._regressor("cross_entropy", config.strategy_steps, True, keys[n + p])
+                              for p in range(n)]
+        self._strategy_key = jax.random.fold_in(self.streams.key, 1)
+        self._sigma = TabularPolicy.uniform(game).probs.copy()      # all advantages start at 0
+        self._sigma_lists = rows_to_lists(game, self._sigma)
+        self._average = None
+        self.traversals_done = 0
+
+    def _regressor(self, loss, steps, reinitialize, key):
+        if self.approximator == "table":
+            return TableRegressor(self.game, loss)
+        c = self.config
+        return NetworkRegressor(self.game, self.features, c.hidden, loss, c.learning_rate, steps, c.batch_size,
+                                c.gradient_clip, reinitialize, key, self.streams.batches)
+
+    # -- one iteration -------------------------------------------------------------
+    def _step(self):
+        t = self.iteration + 1
+        weight = float(t) if self.config.linear_weighting else 1.0
+        for player in range(self.game.num_players):
+            regrets, strategies = self._traverse(player, self.config.traversals)
+            self.advantage_memories[player].add(*regrets, weight)
+            for q, (rows, targets) in enumerate(strategies):
+                self.strategy_memories[q].add(rows, targets, weight)
+            self.advantage_nets[player].fit(self.advantage_memories[player])
+            self._refresh_strategy(player)
+        self._average = None
+
+    def _refresh_strategy(self, player):
+        """sigma at `player`'s infosets: regret matching on its advantage network's outputs."""
+        net = self.advantage_nets[player]
+        rows = self.game.infosets_of(player)
+        outputs = np.zeros(self.game.legal_mask.shape)
+        outputs[rows] = net.predict()[rows]
+        probs = policy_from_outputs(self.game, outputs, "advantages", self.config.nonpositive).probs
+        self._sigma[rows] = probs[rows]
+        for i in rows.tolist():
+            self._sigma_lists[i] = probs[i, self.flat.legal_actions[i]].tolist()
+
+    def _traverse(self, player, count):
+        """`count` external-sampling traversals for `player`; returns its advantage samples
+        (rows, regret vectors) and every other player's strategy samples."""
+        flat, draw, sigma = self.flat, self._draw, self._sigma_lists
+        kind, first_child, infoset_of, returns = flat.player, flat.first_child, flat.infoset, flat.returns
+        legal, cumulative = flat.legal_actions, flat.chance_cumulative
+        A, n = self.game.num_actions, self.game.num_players
+        regret_samples = []
+        strategy_samples = [[] for _ in range(n)]
+        CHANCE, TERMINAL = flat.CHANCE, flat.TERMINAL
+
+        def value_of(h):
+            acting = kind[h]
+            while acting != player:                       # chance and the others: one sample
+                if acting == TERMINAL:
+                    return returns[h][player]
+                if acting == CHANCE:
+                    k = pick(cumulative[h], draw())
+                else:
+                    infoset = infoset_of[h]
+                    s = sigma[infoset]
+                    k = pick_from(s, draw())
+                    strategy_samples[acting].append((infoset, s))
+                h = first_child[h] + k
+                acting = kind[h]
+            infoset = infoset_of[h]                       # the traverser: every action
+            s = sigma[infoset]
+            child = first_child[h]
+            values = []
+            value = 0.0
+            for x in s:
+                v = value_of(child)
+                values.append(v)
+                value += x * v
+                child += 1
+            regret_samples.append((infoset, [v - value for v in values]))
+            return value
+
+        for _ in range(count):
+            value_of(0)
+        self.traversals_done += count
+        return self._dense(regret_samples, A), [self._dense(samples, A) for samples in strategy_samples]
+
+    def _dense(self, samples, A):
+        """[(infoset, values over its legal actions)] -> (rows, (k, A) array zero on illegal actions)."""
+        rows = np.fromiter((infoset for infoset, _ in samples), dtype=np.int64, count=len(samples))
+        out = np.zeros((len(samples), A))
+        legal = self.flat.legal_actions
+        for j, (infoset, values) in enumerate(samples):
+            out[j, legal[infoset]] = values
+        return rows, out
+
+    # -- policies ------------------------------------------------------------------
+    def current_policy(self) -> TabularPolicy:
+        """sigma^{t+1}: regret matching on every player's advantage network."""
+        return TabularPolicy(self.game, self._sigma.copy(), check=False)
+
+    def average_policy(self) -> TabularPolicy:
+        """The strategy networks' policy (trained on the strategy memories when they changed)."""
+        if self._average is None:
+            probs = TabularPolicy.uniform(self.game).probs.copy()
+            for player, (net, memory) in enumerate(zip(self.strategy_nets, self.strategy_memories)):
+                if memory.size == 0:
+                    continue
+                if isinstance(net, NetworkRegressor):
+                    # a fit that depends only on (seed, iteration, player), so looking at the average
+                    # never changes the random numbers of training, whatever the evaluation schedule
+                    net.key = jax.random.fold_in(self._strategy_key, self.iteration * len(self.strategy_nets) + player)
+                    net.rng = np.random.default_rng([self.seed, 3, self.iteration, player])
+                net.fit(memory)
+                rows = self.game.infosets_of(player)
+                probs[rows] = policy_from_outputs(self.game, net.predict(), net.kind).probs[rows]
+            self._average = probs
+        return TabularPolicy(self.game, self._average.copy(), check=False)
+
+    def settings(self) -> dict:
+        """The configuration, approximator and seed, as plain values (for cached results)."""
+        return {**asdict(self.config), "approximator": self.approximator, "seed": self.seed}
+
+    def __repr__(self):
+        return (f"DeepCFR({self.game.name}, {self.approximator}, iteration={self.iteration}, "
+                f"traversals={self.traversals_done})")

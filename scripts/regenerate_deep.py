@@ -1,0 +1,270 @@
+#!/usr/bin/env python
+"""Regenerate the cached runs of labkit.deep that the book reads from data/deep/.
+
+    .venv/bin/python scripts/regenerate_deep.py                 # everything (see data/deep/README.md for times)
+    .venv/bin/python scripts/regenerate_deep.py deep_cfr_leduc nfsp_leduc
+    .venv/bin/python scripts/regenerate_deep.py --list
+    .venv/bin/python scripts/regenerate_deep.py --summary     # the README's table, from the files
+
+Each result is a CSV (one row per measurement) and a JSON (the command, settings, seeds, checkpoints,
+the machine, and the wall and CPU time of the run):
+
+deep_cfr_leduc   Deep CFR on Leduc hold'em, several seeds: exact NashConv of the strategy networks'
+                 average policy at checkpoints, beside external-sampling MCCFR at the same number
+                 of traversals (same seeds) and CFR / CFR+ at the same number of iterations.
+deep_cfr_kuhn    the same on Kuhn poker.
+nfsp_leduc       NFSP on Leduc hold'em, several seeds: exact NashConv of the average-policy networks
+                 on a log schedule of episodes.
+nfsp_kuhn        the same on Kuhn poker.
+neural_mmd       neural MMD (R-NaD's dynamics) on Kuhn and Leduc, last-iterate NashConv, beside
+                 tabular MMD with the same settings.
+teams            independent Q-learning, VDN, QMIX and COMA on the climbing and messenger games,
+                 many seeds: the exact team value of the greedy policies at checkpoints, and the
+                 greedy actions at the end.
+
+JAX runs are bit-identical when repeated on the same machine and library versions (recorded in the
+JSON); tests/test_deep_data.py reruns the first checkpoint of every result and compares it.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+# one XLA thread: these networks are tiny, and the machine is shared (also set before importing jax)
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+import labkit as lk  # noqa: E402
+from labkit import deep  # noqa: E402
+
+DATA = ROOT / "data" / "deep"
+COMMAND = "python scripts/regenerate_deep.py"
+
+# ----------------------------------------------------------------------------- settings
+DEEP_CFR_LEDUC = dict(traversals=1000, advantage_steps=500, batch_size=512, hidden=(128, 128),
+                      advantage_memory=1_000_000, strategy_memory=1_000_000, reinitialize=False,
+                      strategy_steps=3000)
+DEEP_CFR_KUHN = dict(traversals=100, hidden=(32, 32), advantage_steps=200, strategy_steps=500, batch_size=256)
+NFSP_LEDUC = dict(optimizer="adam", rl_learning_rate=1e-3, sl_learning_rate=1e-3, learn_every=16)
+NFSP_KUHN = dict(optimizer="adam", rl_learning_rate=1e-3, sl_learning_rate=1e-3, learn_every=16, hidden=(64,))
+MMD_SETTINGS = dict(alpha=0.5, stepsize=0.1, magnet_update_every=100)
+
+RUNS = {
+    "deep_cfr_leduc": dict(game="leduc_poker", seeds=[0, 1, 2], checkpoints=[1, 2, 5, 10, 20, 40, 60, 80, 100, 125, 150],
+                           config=DEEP_CFR_LEDUC),
+    "deep_cfr_kuhn": dict(game="kuhn_poker", seeds=[0, 1, 2], checkpoints=[1, 2, 5, 10, 20, 50, 100, 200],
+                          config=DEEP_CFR_KUHN),
+    "nfsp_leduc": dict(game="leduc_poker", seeds=[0, 1, 2],
+                       checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 600_000, 1_000_000],
+                       config=NFSP_LEDUC),
+    "nfsp_kuhn": dict(game="kuhn_poker", seeds=[0, 1, 2],
+                      checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000], config=NFSP_KUHN),
+    "neural_mmd": dict(games=["kuhn_poker", "leduc_poker"], seeds=[0, 1], checkpoints=[10, 30, 100, 200, 300, 500],
+                       config=MMD_SETTINGS),
+    "teams": dict(games=["climbing game", "messenger game"], learners=["independent Q", "VDN", "QMIX", "COMA"],
+                  seeds=list(range(10)), checkpoints=[100, 300, 1000, 1500]),
+}
+TEAM_LEARNERS = {"independent Q": deep.IndependentQ, "VDN": deep.VDN, "QMIX": deep.QMIX, "COMA": deep.COMA}
+
+
+# ----------------------------------------------------------------------------- one run each
+def deep_cfr_run(game, seed, checkpoints, config):
+    solver = deep.DeepCFR(game, deep.DeepCFRConfig(**config), seed=seed)
+    rows, cpu = [], 0.0
+    for T in checkpoints:
+        start = time.process_time()
+        solver.run(T - solver.iteration)
+        policy = solver.average_policy()
+        cpu += time.process_time() - start
+        rows.append({"method": "Deep CFR", "seed": seed, "iterations": T, "traversals": solver.traversals_done,
+                     "nash_conv": lk.nash_conv(solver.game, policy), "cpu_seconds": round(cpu, 2)})
+    return rows
+
+
+def tabular_rows(game, traversal_counts, seeds):
+    """External-sampling MCCFR at the same traversal counts (2 per iteration for 2 players), and CFR,
+    CFR+ at the same iteration counts as Deep CFR's checkpoints."""
+    game = lk.games.load(game)
+    rows = []
+    for seed in seeds:
+        solver = lk.MCCFR(game, sampling="external", seed=seed)
+        for iterations, traversals in traversal_counts:
+            solver.run(traversals // game.num_players - solver.iteration)
+            rows.append({"method": "MCCFR (external sampling)", "seed": seed, "iterations": iterations,
+                         "traversals": traversals, "nash_conv": lk.nash_conv(game, solver.average_policy()),
+                         "cpu_seconds": ""})
+    for name, solver in (("CFR", lk.CFR(game)), ("CFR+", lk.CFRPlus(game))):
+        for iterations, _ in traversal_counts:
+            solver.run(iterations - solver.iteration)
+            rows.append({"method": name, "seed": "", "iterations": iterations, "traversals": "",
+                         "nash_conv": lk.nash_conv(game, solver.average_policy()), "cpu_seconds": ""})
+    return rows
+
+
+def nfsp_run(game, seed, checkpoints, config):
+    solver = deep.NFSP(game, deep.NFSPConfig(**config), seed=seed)
+    rows, cpu = [], 0.0
+    for T in checkpoints:
+        start = time.process_time()
+        solver.run(T - solver.iteration)
+        cpu += time.process_time() - start
+        rows.append({"method": "NFSP", "seed": seed, "episodes": T,
+                     "nash_conv": lk.nash_conv(solver.game, solver.average_policy()),
+                     "best_response_nash_conv": lk.nash_conv(solver.game, solver.best_response_policy()),
+                     "cpu_seconds": round(cpu, 2)})
+    return rows
+
+
+def neural_mmd_run(game, seed, checkpoints, config):
+    solver = deep.NeuralMMD(game, deep.NeuralMMDConfig(**config), seed=seed)
+    rows, cpu = [], 0.0
+    for T in checkpoints:
+        start = time.process_time()
+        solver.run(T - solver.iteration)
+        cpu += time.process_time() - start
+        rows.append({"game": game, "method": "neural MMD", "seed": seed, "iterations": T,
+                     "nash_conv": lk.nash_conv(solver.game, solver.current_policy()), "cpu_seconds": round(cpu, 2)})
+    return rows
+
+
+def tabular_mmd_rows(game, checkpoints, config):
+    solver = lk.MMD(game, feedback="action values", **config)
+    rows = []
+    for T in checkpoints:
+        solver.run(T - solver.iteration)
+        rows.append({"game": game, "method": "MMD (tabular)", "seed": "", "iterations": T,
+                     "nash_conv": solver.nash_conv("current"), "cpu_seconds": ""})
+    return rows
+
+
+def team_run(game, learner, seed, checkpoints):
+    solver = TEAM_LEARNERS[learner](game, seed=seed)
+    rows = []
+    for T in checkpoints:
+        solver.run(T - solver.iteration)
+        rows.append({"game": game, "learner": learner, "seed": seed, "iterations": T,
+                     "team_value": solver.team_value(),
+                     "greedy_actions": " ".join("".join("abc"[a] for a in g) for g in solver.greedy_actions())})
+    return rows
+
+
+# ----------------------------------------------------------------------------- drivers
+def make(name, quick=False):
+    """All rows of one result (quick: the first checkpoint of the first seed, for tests)."""
+    spec = RUNS[name]
+    seeds = spec["seeds"][:1] if quick else spec["seeds"]
+    checkpoints = spec["checkpoints"][:1] if quick else spec["checkpoints"]
+    rows = []
+    if name.startswith("deep_cfr"):
+        for seed in seeds:
+            rows += deep_cfr_run(spec["game"], seed, checkpoints, spec["config"])
+        counts = sorted({(r["iterations"], r["traversals"]) for r in rows})
+        rows += tabular_rows(spec["game"], counts, seeds)
+    elif name.startswith("nfsp"):
+        for seed in seeds:
+            rows += nfsp_run(spec["game"], seed, checkpoints, spec["config"])
+    elif name == "neural_mmd":
+        for game in spec["games"]:
+            for seed in seeds:
+                rows += neural_mmd_run(game, seed, checkpoints, spec["config"])
+            rows += tabular_mmd_rows(game, checkpoints, spec["config"])
+    elif name == "teams":
+        for game in spec["games"]:
+            for learner in spec["learners"]:
+                for seed in seeds:
+                    rows += team_run(game, learner, seed, checkpoints)
+    else:
+        raise ValueError(f"unknown result {name!r}; known: {', '.join(RUNS)}")
+    return rows
+
+
+def machine():
+    import jax
+    import optax
+    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+            "python": platform.python_version(), "numpy": np.__version__, "jax": jax.__version__,
+            "optax": optax.__version__}
+
+
+def write(name, rows, wall, cpu):
+    DATA.mkdir(parents=True, exist_ok=True)
+    with open(DATA / f"{name}.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: (repr(float(v)) if isinstance(v, float) else v) for k, v in row.items()})
+    spec = {k: (list(v) if isinstance(v, tuple) else v) for k, v in RUNS[name].items()}
+    meta = {"command": f"{COMMAND} {name}", "rows": len(rows), **spec, "machine": machine(),
+            "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1)}
+    (DATA / f"{name}.json").write_text(json.dumps(meta, indent=1, default=list) + "\n", encoding="utf-8")
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def summary():
+    """Markdown lines: the last checkpoint of every zero-sum result, median [min, max] over seeds, and
+    the CPU time of one seed's run (printed by --summary, pasted into data/deep/README.md)."""
+    lines = ["| result | method | budget | NashConv: median [min, max] over seeds | CPU s per seed |",
+             "|---|---|---|---|---|"]
+    for name, unit in (("deep_cfr_leduc", "iterations"), ("deep_cfr_kuhn", "iterations"), ("nfsp_leduc", "episodes"),
+                       ("nfsp_kuhn", "episodes"), ("neural_mmd", "iterations")):
+        path = DATA / f"{name}.csv"
+        if not path.exists():
+            continue
+        rows = read_csv(path)
+        last = max(int(r[unit]) for r in rows)
+        groups = {}
+        for r in rows:
+            if int(r[unit]) == last:
+                groups.setdefault((r.get("game", ""), r["method"]), []).append(r)
+        for (game, method), group in groups.items():
+            values = np.array([float(r["nash_conv"]) for r in group])
+            cpu = [float(r["cpu_seconds"]) for r in group if r["cpu_seconds"]]
+            budget = f"{last:,} {unit}" + (f" ({group[0]['traversals']} traversals)" if group[0].get("traversals") else "")
+            label = f"{method}, {game}" if game else method
+            cell = f"{np.median(values):.3f} [{values.min():.3f}, {values.max():.3f}]" if len(values) > 1 else \
+                f"{values[0]:.4f}"
+            lines.append(f"| {name} | {label} | {budget} | {cell} | {np.median(cpu):.0f} |" if cpu else
+                         f"| {name} | {label} | {budget} | {cell} | |")
+    return lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="*", help="results to make (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the results and exit")
+    parser.add_argument("--summary", action="store_true", help="print the table of final values and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(RUNS))
+        return 0
+    if args.summary:
+        print("\n".join(summary()))
+        return 0
+    for name in args.names or list(RUNS):
+        if name not in RUNS:
+            parser.error(f"unknown result {name!r}; known: {', '.join(RUNS)}")
+        wall, cpu = time.time(), time.process_time()
+        rows = make(name)
+        wall, cpu = time.time() - wall, time.process_time() - cpu
+        write(name, rows, wall, cpu)
+        print(f"{name}: {len(rows)} rows in {wall:.0f} s wall, {cpu:.0f} s CPU", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
