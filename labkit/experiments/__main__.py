@@ -79,12 +79,8 @@ def run_efr(args):
         result.to_json(stem + ".json")
         result.to_csv(stem + ".csv")
     if args.heatmap:
-        from matplotlib.figure import Figure     # no pyplot: leaves the caller's backend alone
-        size = len(result.columns) + 1
-        figure = Figure(figsize=(0.55 * size + 2.5, 0.5 * (len(result.rows) + 1) + 1.8))
-        result.heatmap(ax=figure.subplots(), units=args.units)
-        figure.tight_layout()
-        figure.savefig(args.heatmap, dpi=120)
+        from labkit.experiments.plot import save_heatmap
+        save_heatmap(result, args.heatmap, units=args.units)
     return result
 
 
