@@ -227,7 +227,29 @@ def test_heatmap_draws_the_table_with_averages(asymmetric):
     image = result.heatmap(ax=ax, units="raw")
     np.testing.assert_array_equal(image.get_array(), result.with_averages())
     assert [t.get_text() for t in ax.get_xticklabels()] == ["A0", "A1", "avg"]
-    assert "5.0000" in [t.get_text() for t in ax.texts]
+    # raw payoffs below 10 get three decimals, so that no cell is wider than six characters
+    assert "5.000" in [t.get_text() for t in ax.texts]
+    plt.close(fig)
+
+
+def test_heatmap_files_are_legible_at_the_size_shown(tmp_path):
+    """Digits of at least 10 px when the PNG is shown at its own size in the book's text column
+    (740 px at 100 dpi): 10 px = 7.2 pt at 100 dpi."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from labkit.experiments.plot import save_heatmap
+    cached = TournamentResult.from_json(DATA / "leduc_fixed.json")
+    path = tmp_path / "h.png"
+    save_heatmap(cached, path)
+    width, height = Image.open(path).size
+    assert width <= 740 and height <= 600
+    fig, ax = plt.subplots()
+    cached.heatmap(ax=ax)
+    assert min(t.get_fontsize() for t in ax.texts) * 100 / 72 >= 10
+    assert "1951.7" in [t.get_text() for t in ax.texts]
     plt.close(fig)
 
 
