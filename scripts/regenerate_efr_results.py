@@ -3,6 +3,7 @@
     .venv/bin/python scripts/regenerate_efr_results.py               # all 19 runs
     .venv/bin/python scripts/regenerate_efr_results.py leduc_fixed   # one of them
     .venv/bin/python scripts/regenerate_efr_results.py --missing     # those not cached yet
+    .venv/bin/python scripts/regenerate_efr_results.py --replot      # redraw the heatmaps only
     .venv/bin/python scripts/regenerate_efr_results.py --workers 1 --list
 
 Each run is one call of the command line ``python -m labkit.experiments efr ...`` (printed before
@@ -66,6 +67,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--out-dir", default=os.path.relpath(DATA))
     parser.add_argument("--list", action="store_true", help="print the commands and stop")
+    parser.add_argument("--replot", action="store_true",
+                        help="only redraw the heatmaps (<name>.png) of the cached runs, computing nothing")
     parser.add_argument("--missing", action="store_true",
                         help="only the runs whose cached file is absent or has other rows or rounds")
     args = parser.parse_args(argv)
@@ -75,6 +78,14 @@ def main(argv=None):
     names = args.names or list(RUNS)
     if args.missing:
         names = [n for n in names if not is_cached(n, args.rounds, args.out_dir)]
+    if args.replot:
+        from labkit.experiments.plot import save_heatmap
+        for name in names:
+            path = Path(args.out_dir) / f"{name}.json"
+            if path.exists():
+                save_heatmap(TournamentResult.from_json(path), path.with_suffix(".png"))
+                print(f"redrew {path.with_suffix('.png')}")
+        return 0
     for name in names:
         cli = command_line(name, args.rounds, args.workers, args.out_dir)
         print("python -m labkit.experiments " + " ".join(f"'{a}'" if "(" in a else a for a in cli), flush=True)

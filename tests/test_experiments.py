@@ -362,7 +362,7 @@ def test_three_player_diagonal_is_zero_and_seats_are_averaged():
     assert result.per_round["bps"]["cf"][3] == pytest.approx(seats.mean(), abs=1e-15)
 
 
-def test_dask_local_cluster_runs_the_same_tournament():
+def test_dask_local_cluster_runs_the_same_tournament(tmp_path):
     distributed = pytest.importorskip("distributed")
     names = ["cf", "cf_in", "bhv"]
     serial = efr_tournament("kuhn_poker", names, names, regime="simultaneous", rounds=6, executor="serial",
@@ -373,7 +373,18 @@ def test_dask_local_cluster_runs_the_same_tournament():
                                  executor=client.get_executor(), progress=False)
         fixed = efr_tournament("kuhn_poker", names, names, regime="fixed", rounds=6,
                                executor=client.get_executor(), progress=False, rows_per_unit=1)
+        # the command line's --scheduler, on a game read from OpenSpiel (the work units carry
+        # its name; each worker compiles it once)
+        from labkit.experiments.__main__ import main
+        out = tmp_path / "hanabi.json"
+        main(["efr", "--game", "tiny_hanabi", "--regime", "simultaneous", "--rounds", "5", "--quiet",
+              "--scheduler", cluster.scheduler_address, "--out", str(out)])
     assert on_dask.mean == serial.mean
+    hanabi = TournamentResult.from_json(out)
+    assert hanabi.rows == ["cf", "cf_in", "cf_ex+in"] and hanabi.game == "openspiel:tiny_hanabi"
+    again = efr_tournament("tiny_hanabi", hanabi.rows, hanabi.rows, regime="simultaneous", rounds=5,
+                           executor="serial", progress=False, fixed_point="paper")
+    np.testing.assert_array_equal(hanabi.per_round_array(), again.per_round_array())
     assert fixed.mean == efr_tournament("kuhn_poker", names, names, rounds=6, executor="serial",
                                         progress=False).mean
 
