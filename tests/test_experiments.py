@@ -574,3 +574,33 @@ def test_cached_goofspiel_tables_beside_table_2(column):
     tolerance = 3.0 if (regime, players) == ("simultaneous", 3) else 1.5
     for name, printed in paper.TABLE_2.items():
         assert abs(average[name] - printed[column]) <= tolerance, (name, average[name], printed[column])
+
+
+def test_partner_average_curves_by_hand():
+    """Figures E.1-E.4 average a row over its partners, then (E.1/E.3) take the running mean."""
+    from labkit.experiments.plot import partner_average
+    per_round = {"cf": {"cf": [0.0, 2.0, 4.0], "bps": [2.0, 2.0, 2.0]},
+                 "bps": {"cf": [-2.0, -2.0, -2.0], "bps": [0.0, 0.0, 6.0]}}
+    result = TournamentResult("kuhn_poker", "fixed", 3, ["cf", "bps"], ["cf", "bps"], per_round)
+    np.testing.assert_array_equal(partner_average(result, "raw", running=False), [[1, 2, 3], [-1, -1, 2]])
+    np.testing.assert_array_equal(partner_average(result, "raw"), [[1, 1.5, 2], [-1, -1, 0]])
+    np.testing.assert_array_equal(partner_average(result, "mbb", running=False)[1], [-1000, -1000, 2000])
+
+
+def test_curves_follow_the_papers_panels():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from labkit.experiments.plot import PANELS, curves, panels_for
+    assert panels_for(list(FIGURE_E5_VARIANTS)) == list(PANELS)
+    assert panels_for(["cf", "cf_in", "cf_ex+in"]) == [("cf", "cf_in", "cf_ex+in")]   # tiny Hanabi
+    cached = TournamentResult.from_json(DATA / "leduc_simultaneous.json")
+    axes = curves(cached, kind="instantaneous")
+    assert [len(ax.get_lines()) for ax in axes] == [4, 5, 4]
+    np.testing.assert_allclose(axes[0].get_lines()[0].get_ydata(),
+                               cached.per_round_array("mbb")[0].mean(axis=0))
+    with pytest.raises(ValueError, match="kind"):
+        curves(cached, kind="average")
+    with pytest.raises(ValueError, match="3 panels"):
+        curves(cached, axes=[axes[0]])
+    plt.close("all")
