@@ -106,8 +106,14 @@ def test_descending_three_player_goofspiel_is_the_outlier(regime):
     top_two = sorted(early, key=early.get, reverse=True)[:2]
     assert set(top_two) == {"cf", "bps"}, early
     assert all(early[name] < min(early["cf"], early["bps"]) for name in INTERNAL_ONLY)
+    # "essentially the same payoff": the gap between the best and the worst learner shrinks at
+    # least fivefold from the first rounds to the last 100 (win % points); in the fixed regime it
+    # closes entirely
+    assert late_spread < (max(early.values()) - min(early.values())) / 5
     if regime == "fixed":
         assert all(early[name] < 50.0 for name in INTERNAL_ONLY)
-    assert late_spread < 0.05           # win % points between the best and the worst variant
+        assert late_spread < 0.05
+    else:                               # they win, but less often than CF and BPS
+        assert all(early[name] > 50.0 for name in INTERNAL_ONLY)
     agree, total, _ = claims.ordering_agreement(result)
     assert agree < total / 2            # the ordering of the other games is reversed here
