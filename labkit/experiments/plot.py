@@ -38,7 +38,7 @@ def heatmap_figsize(result, averages=True, width=7.4):
     return width, 1.75 + 0.3 * rows
 
 
-def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=None, cmap="RdBu", spread=None,
+def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=None, cmap=None, spread=None,
             fontsize=HEATMAP_FONT_SIZE, title=None):
     """Draw `result` (a TournamentResult) on `ax` and return the AxesImage.
 
@@ -49,26 +49,37 @@ def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=No
         Append the avg column (row means) and avg row (column means).
     annotate : bool
         Print each value in its cell with `digits` decimals.
-    cmap : str
-        Colour map; it is centred on the break-even value (0, or 50 for win %).
+    cmap : str, optional
+        Colour map. Zero-sum units (mbb, chips, win %): default "RdBu", centred on the break-even
+        value (0, or 50 for win %). Raw payoffs of a game that is not zero-sum have no break-even
+        point: default "viridis" from the smallest to the largest value.
     spread : float, optional
-        Distance from the centre at which the colours saturate. Default: the 90th percentile of
-        the distances, so that one extreme column (every variant against ACT_IN in Leduc) does
-        not wash out the rest; the printed numbers are exact either way.
+        Zero-sum units: distance from the centre at which the colours saturate. Default: the
+        90th percentile of the distances, so that one extreme column (every variant against
+        ACT_IN in Leduc) does not wash out the rest; the printed numbers are exact either way.
     """
     import matplotlib.pyplot as plt
-    from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.colors import Normalize, TwoSlopeNorm
 
     units = units or result.units
     values = result.with_averages(units) if averages else result.matrix(units)
     digits = cell_digits(values, units) if digits is None else digits
     if ax is None:
         _, ax = plt.subplots(figsize=heatmap_figsize(result, averages), layout="constrained")
-    centre = 50.0 if units == "win%" else 0.0
-    if spread is None:
-        spread = float(np.percentile(np.abs(values - centre), 90))
-    spread = float(spread) or 1.0
-    norm = TwoSlopeNorm(vcenter=centre, vmin=centre - spread, vmax=centre + spread)
+    if units == "raw":
+        low, high = float(values.min()), float(values.max())
+        norm = Normalize(vmin=low, vmax=high if high > low else low + 1.0)
+        cmap = cmap or "viridis"
+        # viridis is dark at its low end
+        dark_cell = lambda v: norm(v) < 0.45      # noqa: E731
+    else:
+        centre = 50.0 if units == "win%" else 0.0
+        if spread is None:
+            spread = float(np.percentile(np.abs(values - centre), 90))
+        spread = float(spread) or 1.0
+        norm = TwoSlopeNorm(vcenter=centre, vmin=centre - spread, vmax=centre + spread)
+        cmap = cmap or "RdBu"
+        dark_cell = lambda v: abs(v - centre) > 0.6 * spread      # noqa: E731
     image = ax.imshow(values, cmap=cmap, norm=norm, aspect="auto")
     rows = [_label(r) for r in result.rows] + (["avg"] if averages else [])
     cols = [_label(c) for c in result.columns] + (["avg"] if averages else [])
@@ -86,7 +97,7 @@ def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=No
     if annotate:
         for i in range(values.shape[0]):
             for j in range(values.shape[1]):
-                dark = abs(values[i, j] - centre) > 0.6 * spread
+                dark = dark_cell(values[i, j])
                 ax.text(j, i, f"{np.round(values[i, j], digits) + 0.0:.{digits}f}", ha="center", va="center",
                         fontsize=fontsize, color="white" if dark else "black")
     bar = ax.figure.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
