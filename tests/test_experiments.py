@@ -617,3 +617,19 @@ def test_curves_follow_the_papers_panels():
     with pytest.raises(ValueError, match="3 panels"):
         curves(cached, axes=[axes[0]])
     plt.close("all")
+
+
+def test_regeneration_script_lists_what_is_missing(capsys):
+    """--missing keeps the runs whose file is absent or holds other rows (the ascending goofspiel
+    files made with Table 2's eight variants before the figures' eleven)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("regenerate", REPO / "scripts" / "regenerate_efr_results.py")
+    regenerate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(regenerate)
+    regenerate.main(["--list", "--missing"])
+    printed = capsys.readouterr().out.splitlines()
+    listed = {Path(line.split("--out ")[1].split()[0]).stem for line in printed}
+    stale = {name for name in CACHED if name in regenerate.RUNS
+             and TournamentResult.from_json(DATA / f"{name}.json").rows != list(regenerate.RUNS[name][2])}
+    assert listed == NOT_YET_CACHED | stale
+    assert regenerate.command_line("sheriff_fixed")[:3] == ["efr", "--game", "sheriff"]
