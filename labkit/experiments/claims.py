@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
 
 # (stronger, weaker): the landscape's arrows among the implemented types
 STRONGER_THAN = (("bhv", "tips"), ("tips", "csps"), ("tips", "cfps"), ("csps", "act_in"), ("csps", "bps"),
