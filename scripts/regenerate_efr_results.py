@@ -4,6 +4,7 @@
     .venv/bin/python scripts/regenerate_efr_results.py leduc_fixed   # one of them
     .venv/bin/python scripts/regenerate_efr_results.py --missing     # those not cached yet
     .venv/bin/python scripts/regenerate_efr_results.py --replot      # redraw the heatmaps only
+    .venv/bin/python scripts/regenerate_efr_results.py --estimate 5  # measure, estimate the cost
     .venv/bin/python scripts/regenerate_efr_results.py --workers 1 --list
 
 Each run is one call of the command line ``python -m labkit.experiments efr ...`` (printed before
@@ -59,6 +60,29 @@ def is_cached(name, rounds=ROUNDS, out_dir=DATA):
             and cached.metadata.get("fixed_point", "paper") == fixed_point)
 
 
+def estimate(names, slice_rounds, workers, rounds=ROUNDS):
+    """Print, per run, the measured cost of one row-round and the full run's estimated wall time.
+
+    A slice plays every row against the self-play of one column for `slice_rounds` rounds
+    (rows x rounds row updates plus rounds self-play updates, serial). A full run of either
+    regime is about rows^2 x rounds + rows x rounds learner-rounds, spread over the workers.
+    """
+    import time
+
+    from labkit.experiments import efr_tournament, load_game
+    print(f"{'run':40s} {'slice s':>8s} {'ms/row-round':>13s} {f'estimate s ({workers} workers)':>24s}")
+    for name in names:
+        game, regime, variants, fixed_point = RUNS[name]
+        load_game(game)
+        start = time.perf_counter()
+        efr_tournament(game, variants, [variants[min(1, len(variants) - 1)]], regime="fixed",
+                       rounds=slice_rounds, executor="serial", progress=False, fixed_point=fixed_point)
+        seconds = time.perf_counter() - start
+        per_row_round = seconds / ((len(variants) + 1) * slice_rounds)
+        full = per_row_round * (len(variants) ** 2 + len(variants)) * rounds / workers
+        print(f"{name:40s} {seconds:8.2f} {1000 * per_row_round:13.1f} {full:24.0f}", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", metavar="NAME",
@@ -67,6 +91,10 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--out-dir", default=os.path.relpath(DATA))
     parser.add_argument("--list", action="store_true", help="print the commands and stop")
+    parser.add_argument("--estimate", type=int, default=None, metavar="ROUNDS",
+                        help="measure a slice of each run (every row against one column's self-play "
+                             "for ROUNDS rounds, serial) and print the estimated wall time of the full "
+                             "run with --workers (default 2); computes no table")
     parser.add_argument("--replot", action="store_true",
                         help="only redraw the heatmaps (<name>.png) of the cached runs, computing nothing")
     parser.add_argument("--missing", action="store_true",
@@ -78,6 +106,9 @@ def main(argv=None):
     names = args.names or list(RUNS)
     if args.missing:
         names = [n for n in names if not is_cached(n, args.rounds, args.out_dir)]
+    if args.estimate is not None:
+        estimate(names, args.estimate, args.workers or 2, args.rounds)
+        return 0
     if args.replot:
         from labkit.experiments.plot import save_heatmap
         for name in names:
