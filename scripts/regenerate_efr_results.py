@@ -1,7 +1,10 @@
 """Regenerate the cached EFR tournament results in data/efr/ (see data/efr/README.md).
 
-    .venv/bin/python scripts/regenerate_efr_results.py               # all seven runs
+    .venv/bin/python scripts/regenerate_efr_results.py               # all 19 runs
     .venv/bin/python scripts/regenerate_efr_results.py leduc_fixed   # one of them
+    .venv/bin/python scripts/regenerate_efr_results.py --missing     # those not cached yet
+    .venv/bin/python scripts/regenerate_efr_results.py --replot      # redraw the heatmaps only
+    .venv/bin/python scripts/regenerate_efr_results.py --estimate 5  # measure, estimate the cost
     .venv/bin/python scripts/regenerate_efr_results.py --workers 1 --list
 
 Each run is one call of the command line ``python -m labkit.experiments efr ...`` (printed before
@@ -15,32 +18,28 @@ import sys
 from pathlib import Path
 
 from labkit.experiments.__main__ import main as experiments_main
-from labkit.experiments.tournament import FIGURE_E5_VARIANTS, TABLE_2_VARIANTS
+from labkit.experiments.games import PAPER_GAMES, paper_variants
+from labkit.experiments.results import TournamentResult
+from labkit.experiments.tournament import FIGURE_E5_VARIANTS, REGIMES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "efr"
-GOOFSPIEL_5_2P = "goofspiel(num_cards=5,players=2,points_order=ascending,imp_info=True)"
-GOOFSPIEL_4_3P = "goofspiel(num_cards=4,players=3,points_order=ascending,imp_info=True)"
 
-# name -> (game, regime, variants, fixed point): the paper's Figure E.5 (Leduc) and Table 2
-# (goofspiel) with the authors' numerics, and Figure E.5's fixed regime once more with labkit's
-# exact fixed point, to show how far rounding alone moves the table
-RUNS = {
-    "leduc_fixed": ("leduc_poker", "fixed", FIGURE_E5_VARIANTS, "paper"),
-    "leduc_simultaneous": ("leduc_poker", "simultaneous", FIGURE_E5_VARIANTS, "paper"),
-    "leduc_fixed_exact": ("leduc_poker", "fixed", FIGURE_E5_VARIANTS, "exact"),
-    "goofspiel5_2p_fixed": (GOOFSPIEL_5_2P, "fixed", TABLE_2_VARIANTS, "paper"),
-    "goofspiel5_2p_simultaneous": (GOOFSPIEL_5_2P, "simultaneous", TABLE_2_VARIANTS, "paper"),
-    "goofspiel4_3p_fixed": (GOOFSPIEL_4_3P, "fixed", TABLE_2_VARIANTS, "paper"),
-    "goofspiel4_3p_simultaneous": (GOOFSPIEL_4_3P, "simultaneous", TABLE_2_VARIANTS, "paper"),
-}
+# name -> (game, regime, variants, fixed point): the nine games of the paper's Appendix E in both
+# regimes with the rows the paper shows (Figures E.1-E.6; Table 2 is a subset of the goofspiel
+# ones) and the authors' numerics, and Figure E.5's fixed regime once more with labkit's exact
+# fixed point, to show how far rounding alone moves the table
+RUNS = {game.stem(regime): (game.spec, regime, game.variants, "paper")
+        for game in PAPER_GAMES for regime in REGIMES}
+RUNS["leduc_fixed_exact"] = ("leduc_poker", "fixed", FIGURE_E5_VARIANTS, "exact")
 ROUNDS = 500
 
 
 def command_line(name, rounds=ROUNDS, workers=None, out_dir=DATA):
     """The arguments of ``python -m labkit.experiments`` that produce run `name`."""
     game, regime, variants, fixed_point = RUNS[name]
-    args = ["efr", "--game", game, "--regime", regime, "--rounds", str(rounds)]
-    if tuple(variants) != FIGURE_E5_VARIANTS:       # the command line's default rows
+    # OpenSpiel's games by their own names ("sheriff"), which the command line resolves
+    args = ["efr", "--game", game.removeprefix("openspiel:"), "--regime", regime, "--rounds", str(rounds)]
+    if tuple(variants) != tuple(paper_variants(game)):     # the command line's default rows
         args += ["--rows", *variants]
     if fixed_point != "paper":                      # the command line's default numerics
         args += ["--fixed-point", fixed_point]
@@ -48,6 +47,40 @@ def command_line(name, rounds=ROUNDS, workers=None, out_dir=DATA):
     if workers is not None:
         args += ["--workers", str(workers)]
     return args
+
+
+def is_cached(name, rounds=ROUNDS, out_dir=DATA):
+    """Whether <out_dir>/<name>.json holds run `name` as `RUNS` defines it (rows, regime, rounds)."""
+    path = Path(out_dir) / f"{name}.json"
+    if not path.exists():
+        return False
+    cached = TournamentResult.from_json(path)
+    game, regime, variants, fixed_point = RUNS[name]
+    return (cached.rows == list(variants) and cached.regime == regime and cached.rounds == rounds
+            and cached.metadata.get("fixed_point", "paper") == fixed_point)
+
+
+def estimate(names, slice_rounds, workers, rounds=ROUNDS):
+    """Print, per run, the measured cost of one row-round and the full run's estimated wall time.
+
+    A slice plays every row against the self-play of one column for `slice_rounds` rounds
+    (rows x rounds row updates plus rounds self-play updates, serial). A full run of either
+    regime is about rows^2 x rounds + rows x rounds learner-rounds, spread over the workers.
+    """
+    import time
+
+    from labkit.experiments import efr_tournament, load_game
+    print(f"{'run':40s} {'slice s':>8s} {'ms/row-round':>13s} {f'estimate s ({workers} workers)':>24s}")
+    for name in names:
+        game, regime, variants, fixed_point = RUNS[name]
+        load_game(game)
+        start = time.perf_counter()
+        efr_tournament(game, variants, [variants[min(1, len(variants) - 1)]], regime="fixed",
+                       rounds=slice_rounds, executor="serial", progress=False, fixed_point=fixed_point)
+        seconds = time.perf_counter() - start
+        per_row_round = seconds / ((len(variants) + 1) * slice_rounds)
+        full = per_row_round * (len(variants) ** 2 + len(variants)) * rounds / workers
+        print(f"{name:40s} {seconds:8.2f} {1000 * per_row_round:13.1f} {full:24.0f}", flush=True)
 
 
 def main(argv=None):
@@ -58,11 +91,33 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--out-dir", default=os.path.relpath(DATA))
     parser.add_argument("--list", action="store_true", help="print the commands and stop")
+    parser.add_argument("--estimate", type=int, default=None, metavar="ROUNDS",
+                        help="measure a slice of each run (every row against one column's self-play "
+                             "for ROUNDS rounds, serial) and print the estimated wall time of the full "
+                             "run with --workers (default 2); computes no table")
+    parser.add_argument("--replot", action="store_true",
+                        help="only redraw the heatmaps (<name>.png) of the cached runs, computing nothing")
+    parser.add_argument("--missing", action="store_true",
+                        help="only the runs whose cached file is absent or has other rows or rounds")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in RUNS]
     if unknown:
         parser.error(f"unknown run(s) {unknown}; choose from {', '.join(RUNS)}")
-    for name in args.names or list(RUNS):
+    names = args.names or list(RUNS)
+    if args.missing:
+        names = [n for n in names if not is_cached(n, args.rounds, args.out_dir)]
+    if args.estimate is not None:
+        estimate(names, args.estimate, args.workers or 2, args.rounds)
+        return 0
+    if args.replot:
+        from labkit.experiments.plot import save_heatmap
+        for name in names:
+            path = Path(args.out_dir) / f"{name}.json"
+            if path.exists():
+                save_heatmap(TournamentResult.from_json(path), path.with_suffix(".png"))
+                print(f"redrew {path.with_suffix('.png')}")
+        return 0
+    for name in names:
         cli = command_line(name, args.rounds, args.workers, args.out_dir)
         print("python -m labkit.experiments " + " ".join(f"'{a}'" if "(" in a else a for a in cli), flush=True)
         if not args.list:

@@ -12,13 +12,17 @@ units, writes CSV/JSON and draws a heatmap. The command line does the same:
 
     python -m labkit.experiments efr --game leduc_poker --regime fixed --rounds 500
 
-Cached tables (the paper's Leduc and goofspiel runs) live in the repository's data/efr/;
-`load_cached` reads them.
+`PAPER_GAMES` lists the nine games of the paper's Appendix E with the rows of their tables;
+`curves` draws its Figures E.1-E.4 and `claims` measures its qualitative statements. Cached
+runs live in the repository's data/efr/; `load_cached` reads them.
 """
-from labkit.experiments.plot import heatmap
+from labkit.experiments import claims
+from labkit.experiments.games import PAPER_GAMES, paper_game
+from labkit.experiments.plot import curves, heatmap
 from labkit.experiments.results import UNITS, TournamentResult, convert, default_units, load_cached
 from labkit.experiments.tournament import (FIGURE_E5_VARIANTS, REGIMES, TABLE_2_VARIANTS, efr_learner,
                                            efr_tournament, load_game, seat_values)
 
-__all__ = ["efr_tournament", "TournamentResult", "load_cached", "heatmap", "seat_values", "efr_learner", "load_game",
+__all__ = ["efr_tournament", "TournamentResult", "load_cached", "heatmap", "curves", "PAPER_GAMES", "paper_game",
+           "claims", "seat_values", "efr_learner", "load_game",
            "convert", "default_units", "UNITS", "REGIMES", "FIGURE_E5_VARIANTS", "TABLE_2_VARIANTS"]

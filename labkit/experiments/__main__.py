@@ -11,8 +11,9 @@ import argparse
 import os
 import sys
 
+from labkit.experiments.games import PAPER_GAMES, paper_variants, resolve_game
 from labkit.experiments.results import UNITS
-from labkit.experiments.tournament import FIGURE_E5_VARIANTS, REGIMES, efr_tournament
+from labkit.experiments.tournament import REGIMES, efr_tournament
 
 
 def build_parser():
@@ -22,12 +23,15 @@ def build_parser():
     efr = commands.add_parser("efr", help="every EFR variant against every EFR variant",
                               description="Rows learn against columns for R rounds; prints the mean table.")
     efr.add_argument("--game", default="leduc_poker",
-                     help="game string, e.g. leduc_poker or "
-                          "'goofspiel(num_cards=5,players=2,points_order=ascending,imp_info=True)'")
+                     help="one of the paper's nine games by name (" + ", ".join(g.key for g in PAPER_GAMES)
+                          + "; also sheriff, tiny_bridge_2p, tiny_hanabi, leduc_poker), any labkit game "
+                          "string, e.g. 'goofspiel(num_cards=5,players=2,points_order=ascending,"
+                          "imp_info=True)', or openspiel:<game string>")
     efr.add_argument("--regime", choices=REGIMES, default="fixed")
     efr.add_argument("--rounds", type=int, default=500)
-    efr.add_argument("--rows", nargs="+", default=list(FIGURE_E5_VARIANTS), metavar="NAME",
-                     help="row variants (default: the 11 of Figure E.5)")
+    efr.add_argument("--rows", nargs="+", default=None, metavar="NAME",
+                     help="row variants (default: the paper's rows for the game: the 11 of Figure E.5, "
+                          "tiny Hanabi's 3)")
     efr.add_argument("--columns", nargs="+", default=None, metavar="NAME",
                      help="column variants (default: the rows)")
     efr.add_argument("--workers", type=int, default=None,
@@ -58,8 +62,10 @@ def run_efr(args):
         from distributed import Client
         client = Client(args.scheduler)
         executor = client.get_executor()
+    game = resolve_game(args.game)
+    rows = list(args.rows) if args.rows else list(paper_variants(game))
     try:
-        result = efr_tournament(args.game, args.rows, args.columns or args.rows, regime=args.regime,
+        result = efr_tournament(game, rows, args.columns or rows, regime=args.regime,
                                 rounds=args.rounds, executor=executor, progress=not args.quiet,
                                 rows_per_unit=args.rows_per_unit, fixed_point=args.fixed_point)
     finally:
@@ -73,12 +79,8 @@ def run_efr(args):
         result.to_json(stem + ".json")
         result.to_csv(stem + ".csv")
     if args.heatmap:
-        from matplotlib.figure import Figure     # no pyplot: leaves the caller's backend alone
-        size = len(result.columns) + 1
-        figure = Figure(figsize=(0.55 * size + 2.5, 0.5 * (len(result.rows) + 1) + 1.8))
-        result.heatmap(ax=figure.subplots(), units=args.units)
-        figure.tight_layout()
-        figure.savefig(args.heatmap, dpi=120)
+        from labkit.experiments.plot import save_heatmap
+        save_heatmap(result, args.heatmap, units=args.units)
     return result
 
 

@@ -9,7 +9,37 @@ import numpy as np
 from labkit.experiments.results import DEFAULT_DIGITS, UNITS, _label
 
 
-def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=None, cmap="RdBu", spread=None):
+HEATMAP_FONT_SIZE = 7.5    # points: 10.4 px at 100 dpi, legible when the figure is shown at its size
+
+
+def cell_digits(values, units):
+    """Decimals that keep every cell at most six characters wide: the paper's for mbb and win %,
+    for raw payoffs as many as the largest magnitude leaves room for (3, 2 or 1)."""
+    if units != "raw":
+        return DEFAULT_DIGITS.get(units, 3)
+    largest = float(np.max(np.abs(values))) if np.size(values) else 0.0
+    return 3 if largest < 10 else 2 if largest < 100 else 1
+
+
+def save_heatmap(result, path, units=None, dpi=100):
+    """Write `result`'s heatmap to `path` (PNG) at the size it is meant to be shown."""
+    from matplotlib.figure import Figure     # no pyplot: leaves the caller's backend alone
+    figure = Figure(figsize=heatmap_figsize(result), dpi=dpi, layout="constrained")
+    heatmap(result, ax=figure.subplots(), units=units)
+    figure.savefig(path, dpi=dpi, metadata={"Software": None})
+
+
+def heatmap_figsize(result, averages=True, width=7.4):
+    """(width, height) in inches for a heatmap of `result` shown at its size (at most 740 px wide
+    at 100 dpi, the text column of the book's pages)."""
+    rows = len(result.rows) + bool(averages)
+    cols = len(result.columns) + bool(averages)
+    width = min(width, 1.9 + 0.52 * cols)
+    return width, 1.75 + 0.3 * rows
+
+
+def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=None, cmap=None, spread=None,
+            fontsize=HEATMAP_FONT_SIZE, title=None):
     """Draw `result` (a TournamentResult) on `ax` and return the AxesImage.
 
     Parameters
@@ -19,46 +49,60 @@ def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=No
         Append the avg column (row means) and avg row (column means).
     annotate : bool
         Print each value in its cell with `digits` decimals.
-    cmap : str
-        Colour map; it is centred on the break-even value (0, or 50 for win %).
+    cmap : str, optional
+        Colour map. Zero-sum units (mbb, chips, win %): default "RdBu", centred on the break-even
+        value (0, or 50 for win %). Raw payoffs of a game that is not zero-sum have no break-even
+        point: default "viridis" from the smallest to the largest value.
     spread : float, optional
-        Distance from the centre at which the colours saturate. Default: the 90th percentile of
-        the distances, so that one extreme column (every variant against ACT_IN in Leduc) does
-        not wash out the rest; the printed numbers are exact either way.
+        Zero-sum units: distance from the centre at which the colours saturate. Default: the
+        90th percentile of the distances, so that one extreme column (every variant against
+        ACT_IN in Leduc) does not wash out the rest; the printed numbers are exact either way.
     """
     import matplotlib.pyplot as plt
-    from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.colors import Normalize, TwoSlopeNorm
 
     units = units or result.units
-    digits = DEFAULT_DIGITS.get(units, 3) if digits is None else digits
     values = result.with_averages(units) if averages else result.matrix(units)
+    digits = cell_digits(values, units) if digits is None else digits
     if ax is None:
-        size = 0.55 * values.shape[1] + 2.5
-        _, ax = plt.subplots(figsize=(size, 0.5 * values.shape[0] + 1.8))
-    centre = 50.0 if units == "win%" else 0.0
-    if spread is None:
-        spread = float(np.percentile(np.abs(values - centre), 90))
-    spread = float(spread) or 1.0
-    norm = TwoSlopeNorm(vcenter=centre, vmin=centre - spread, vmax=centre + spread)
+        _, ax = plt.subplots(figsize=heatmap_figsize(result, averages), layout="constrained")
+    if units == "raw":
+        low, high = float(values.min()), float(values.max())
+        norm = Normalize(vmin=low, vmax=high if high > low else low + 1.0)
+        cmap = cmap or "viridis"
+        # viridis is dark at its low end
+        dark_cell = lambda v: norm(v) < 0.45      # noqa: E731
+    else:
+        centre = 50.0 if units == "win%" else 0.0
+        if spread is None:
+            spread = float(np.percentile(np.abs(values - centre), 90))
+        spread = float(spread) or 1.0
+        norm = TwoSlopeNorm(vcenter=centre, vmin=centre - spread, vmax=centre + spread)
+        cmap = cmap or "RdBu"
+        dark_cell = lambda v: abs(v - centre) > 0.6 * spread      # noqa: E731
     image = ax.imshow(values, cmap=cmap, norm=norm, aspect="auto")
     rows = [_label(r) for r in result.rows] + (["avg"] if averages else [])
     cols = [_label(c) for c in result.columns] + (["avg"] if averages else [])
-    ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right")
-    ax.set_yticks(range(len(rows)), rows)
-    ax.set_xlabel("opponent (column variant)")
-    ax.set_ylabel("learner (row variant)")
-    ax.set_title(textwrap.fill(f"{_short_name(result.game)}, {result.regime} regime, {result.rounds} rounds "
-                               f"({UNITS[units][1]})", 70))
+    ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right", fontsize=fontsize + 0.5)
+    ax.set_yticks(range(len(rows)), rows, fontsize=fontsize + 0.5)
+    ax.set_xlabel("opponent (column variant)", fontsize=fontsize + 1)
+    ax.set_ylabel("learner (row variant)", fontsize=fontsize + 1)
+    if title is None:
+        title = textwrap.fill(f"{_short_name(result.game)}, {result.regime} regime, {result.rounds} rounds "
+                              f"({UNITS[units][1]})", 70)
+    ax.set_title(title, fontsize=fontsize + 2)
     if averages:
         ax.axvline(len(cols) - 1.5, color="white", linewidth=3)
         ax.axhline(len(rows) - 1.5, color="white", linewidth=3)
     if annotate:
         for i in range(values.shape[0]):
             for j in range(values.shape[1]):
-                dark = abs(values[i, j] - centre) > 0.6 * spread
-                ax.text(j, i, f"{np.round(values[i, j], digits) + 0.0:.{digits}f}", ha="center", va="center", fontsize=7,
-                        color="white" if dark else "black")
-    ax.figure.colorbar(image, ax=ax, label=UNITS[units][1])
+                dark = dark_cell(values[i, j])
+                ax.text(j, i, f"{np.round(values[i, j], digits) + 0.0:.{digits}f}", ha="center", va="center",
+                        fontsize=fontsize, color="white" if dark else "black")
+    bar = ax.figure.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+    bar.set_label(UNITS[units][1], fontsize=fontsize + 1)
+    bar.ax.tick_params(labelsize=fontsize)
     return image
 
 
@@ -72,3 +116,91 @@ def _short_name(game):
         return str(game)
     shown = [f"{k}={v}" for k, v in params.items() if k not in ("imp_info", "returns_type")]
     return f"{name}({', '.join(shown)})" if shown else name
+
+
+# ---------------------------------------------------------------------- curves over the rounds
+# one colour and line style per variant, the same in every figure (Okabe-Ito colours where the
+# chapters already use them for these learners)
+VARIANT_STYLES = {
+    "act_in": ("0.55", ":"), "cf": ("#0072B2", "-"), "cf_in": ("#009E73", "-."), "cf_ex+in": ("#332288", "--"),
+    "bps": ("#56B4E9", "--"), "cfps": ("#E69F00", "--"), "cfps_ex+in": ("#882255", ":"), "csps": ("#CC79A7", "-"),
+    "tips": ("#D55E00", "-"), "tips_ex+in": ("#8C564B", "-."), "bhv": ("black", "-"),
+}
+# the paper's three panels per game (Figures E.1-E.4): action and counterfactual types; the
+# partial sequence types against behavioral; internal against external-and-internal
+PANELS = (("act_in", "cf", "cf_in", "cf_ex+in"), ("bps", "cfps", "csps", "tips", "bhv"),
+          ("cfps", "cfps_ex+in", "tips", "tips_ex+in"))
+CURVE_KINDS = ("running", "instantaneous")
+
+
+def partner_average(result, units=None, running=True):
+    """(rows, rounds) array: each row variant's payoff averaged over all column variants (itself
+    included), round by round (``running=False``, Figures E.2/E.4) or as the running mean over
+    rounds 0..t (``running=True``, Figures E.1/E.3), in `units` (default the paper's)."""
+    values = result.per_round_array(units or result.units).mean(axis=1)
+    if running:
+        values = np.cumsum(values, axis=1) / np.arange(1, result.rounds + 1)
+    return values
+
+
+def panels_for(rows):
+    """The paper's panels restricted to `rows` (empty panels dropped; a game whose rows fit none,
+    e.g. tiny Hanabi's three, gets one panel of all its rows)."""
+    chosen = [tuple(n for n in panel if n in rows) for panel in PANELS]
+    chosen = [panel for panel in chosen if panel]
+    covered = {n for panel in chosen for n in panel}
+    if not chosen or covered != set(rows) and len(chosen) == 1:
+        return [tuple(rows)]
+    return chosen
+
+
+def curves(result, axes=None, kind="running", units=None, title=None, legend=True):
+    """Draw the paper's Figure E.1-E.4 panels for one game and regime on `axes` (one per panel,
+    see `panels_for`; a new row of subplots if None); returns the axes.
+
+    kind : "running" (running mean of the partner-averaged payoff, Figures E.1/E.3) or
+        "instantaneous" (the partner-averaged payoff of each round, E.2/E.4).
+    """
+    import matplotlib.pyplot as plt
+
+    if kind not in CURVE_KINDS:
+        raise ValueError(f"kind must be one of {CURVE_KINDS}, got {kind!r}")
+    units = units or result.units
+    values = dict(zip(result.rows, partner_average(result, units, running=kind == "running")))
+    panels = panels_for(result.rows)
+    if axes is None:
+        _, axes = plt.subplots(1, len(panels), figsize=(2.5 * len(panels) + 0.6, 2.6), sharey=True,
+                               layout="constrained", squeeze=False)
+        axes = axes[0]
+    axes = list(np.ravel(axes))
+    if len(axes) != len(panels):
+        raise ValueError(f"{result.game} has {len(panels)} panels; got {len(axes)} axes")
+    label = UNITS[units][1] if units != "raw" else "payoff"
+    t = np.arange(result.rounds)
+    for ax, panel in zip(axes, panels):
+        for name in panel:
+            color, style = VARIANT_STYLES.get(name, ("0.3", "-"))
+            ax.plot(t, values[name], linestyle=style, color=color, linewidth=1.3 if kind == "running" else 0.8,
+                    label=_label(name))
+        ax.set_xlabel("round t")
+        ax.grid(alpha=0.25, linewidth=0.5)
+    low, high = _robust_limits(np.array([values[n] for panel in panels for n in panel]), kind)
+    for ax in axes:
+        ax.set_ylim(low, high)           # the same scale in every panel of the game
+        if legend:
+            ax.legend(fontsize=7.5, frameon=False, handlelength=2.2)
+    axes[0].set_ylabel(("running mean, " if kind == "running" else "") + label)
+    if title is not None:
+        axes[0].figure.suptitle(title, fontsize=10)
+    return axes
+
+
+def _robust_limits(values, kind):
+    """y limits that show the learning curves rather than the first rounds' transient: the range
+    after the first 4 % of the rounds (running means), or the 1st-99th percentiles (per round)."""
+    if kind == "running":
+        low, high = values[:, values.shape[1] // 25:].min(), values[:, values.shape[1] // 25:].max()
+    else:
+        low, high = np.percentile(values, [1, 99])
+    pad = 0.08 * (high - low) or 0.05 * max(abs(high), 1e-9)
+    return float(low - pad), float(high + pad)

@@ -199,8 +199,9 @@ CACHE_DIRECTORY = Path(__file__).resolve().parents[2] / "data" / "efr"
 def load_cached(name, directory=None):
     """A cached tournament of the repository's data/efr/, e.g. ``load_cached("leduc_fixed")``.
 
-    Names: leduc_fixed, leduc_simultaneous, goofspiel5_2p_fixed, goofspiel5_2p_simultaneous,
-    goofspiel4_3p_fixed, goofspiel4_3p_simultaneous (data/efr/README.md describes them).
+    Names: ``<game key>_<regime>`` for the nine games of `labkit.experiments.PAPER_GAMES`
+    (leduc_fixed, goofspiel4_3p_descending_simultaneous, sheriff_fixed, ...) and
+    leduc_fixed_exact; data/efr/README.md lists which are cached.
     """
     directory = Path(directory) if directory is not None else CACHE_DIRECTORY
     path = directory / f"{name}.json"

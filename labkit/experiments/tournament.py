@@ -83,6 +83,8 @@ def load_game(spec):
 def game_spec(game):
     """What a work unit carries: the spec string when there is one, else the tree itself."""
     if isinstance(game, str):
+        from labkit.experiments.games import resolve_game
+        game = resolve_game(game)     # "sheriff" -> "openspiel:sheriff", the paper's games by key
         load_game(game)   # fail early, in this process, on an unknown game
         return game
     if isinstance(game, GameTree):
@@ -230,7 +232,9 @@ def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, re
     ----------
     game : str or GameTree
         A labkit game string ("leduc_poker", "goofspiel(num_cards=5,points_order=ascending,
-        imp_info=True)"), "openspiel:<game string>", or a compiled tree.
+        imp_info=True)"), "openspiel:<game string>", one of the paper's nine games by name
+        ("sheriff", "goofspiel4_3p_descending"; `labkit.experiments.PAPER_GAMES`), or a
+        compiled tree.
     rows, columns : sequences of deviation names ("act_in", "cf", ..., "bhv"; any case)
     regime : "fixed" or "simultaneous"
         fixed: each row learns against the column's replayed self-play sequence;
