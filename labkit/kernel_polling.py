@@ -15,7 +15,9 @@ the cell had hung.
 nbclient sends on the shell socket while it waits for a cell's ``execute_reply`` whenever the cell
 displays output inside an Output widget: its stand-in for the browser echoes the widget's new
 state to the kernel as a ``comm_msg``. ``ipywidgets.interact`` draws into an Output widget, so a
-cell calling it races its own reply.
+cell calling it races its own reply. (pyzmq's asyncio sockets make the same re-check after their
+own sends since pyzmq PR 1208; pyzmq issue 199 explains why every send, receive and
+``ZMQ_EVENTS`` read consumes the edge.)
 
 `poll_in_slices` cuts every wait into slices of at most `POLL_INTERVAL` seconds. At the end of a
 slice pyzmq asks libzmq with ``zmq_poll(0)``, which reads ``ZMQ_EVENTS`` and so finds a queued

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "chapters" / "02_learning_dynamics.ipynb"
 RUNS = 20
-CELL_TIMEOUT = 120          # seconds nbclient allows a cell; a lost wake-up used to last all of it
+CELL_TIMEOUT = 240          # seconds nbclient allows a cell; a lost wake-up used to last all of it
 FAR_BELOW = CELL_TIMEOUT / 4
 
 
