@@ -13,6 +13,10 @@ instead of random ones (see KERNEL_STARTUP). The widget state is stored in the n
 which is what lets the published site show the widgets; the script checks that every widget view in
 an output has its state stored. A cell tagged ``raises-exception`` may raise; any other error stops
 that notebook, leaves the file untouched, and makes the script exit with status 1.
+
+The kernel's replies are awaited in slices of a quarter second (labkit.kernel_polling): a reply
+whose ZeroMQ wake-up was lost is then picked up at the next slice instead of at the end of the
+cell's timeout, which made chapter 2 appear to hang after its `interact` cell.
 """
 from __future__ import annotations
 
@@ -28,10 +32,16 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from labkit.kernel_polling import SlicedPollingMixin
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FOLDERS = ("chapters", "solutions")
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class BookClient(SlicedPollingMixin, NotebookClient):
+    """nbclient's NotebookClient, waiting for kernel messages in slices (see labkit.kernel_polling)."""
 
 
 def notebook_paths(args):
@@ -69,7 +79,7 @@ def execute(path, timeout=600):
     # a fixed kernelspec: nbval runs with --nbval-current-env anyway, and the file should not
     # change because someone else's machine names its kernel differently
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-    client = NotebookClient(
+    client = BookClient(
         nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
         record_timing=False, store_widget_state=True, allow_errors=False)
     with tempfile.TemporaryDirectory(prefix="labkit-ipython-") as ipython_dir:
