@@ -21,8 +21,13 @@ $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
 
 venv: $(VENV)/.test-installed
 
+# make book REPOSITORY=https://github.com/ORG/REPO  turns on the launch buttons for one build (the
+# lasting setting is repository.url in _config.yml); make book SOLUTIONS=0  leaves the solutions out.
+REPOSITORY ?=
+SOLUTIONS  ?= 1
 book: $(VENV)/.book-installed
-	$(BIN)/jupyter-book build -W --path-output . .
+	$(BIN)/jupyter-book build -W --path-output . $$($(BIN)/python scripts/book_config.py --out _build/config \
+	  $(if $(REPOSITORY),--repository $(REPOSITORY)) $(if $(filter 0,$(SOLUTIONS)),--no-solutions)) .
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
