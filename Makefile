@@ -1,9 +1,11 @@
 # Two entry points (see README.md): `make book` builds the site into _build/html,
 # `make test` runs every test. Each creates .venv and installs what it needs first.
+# `make book SOLUTIONS=0` builds the site for a course: the same pages without the worked solutions.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PYTEST_WORKERS ?= 2
+SOLUTIONS ?= 1
 
 .PHONY: book test test-fast notebooks exercises venv clean
 
@@ -11,8 +13,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.book-installed: $(BIN)/python requirements.txt pyproject.toml
-	$(BIN)/pip install --quiet -r requirements.txt -e .
+# labkit with its grading extra, and the instructor material (solutions, hidden checks) beside it
+$(VENV)/.book-installed: $(BIN)/python requirements.txt pyproject.toml instructor/pyproject.toml
+	$(BIN)/pip install --quiet -r requirements.txt -e ".[grading]" -e instructor/
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
@@ -24,8 +27,8 @@ venv: $(VENV)/.test-installed
 # make book REPOSITORY=https://github.com/ORG/REPO  turns on the launch buttons for one build (the
 # lasting setting is repository.url in _config.yml); make book SOLUTIONS=0  leaves the solutions out.
 REPOSITORY ?=
-SOLUTIONS  ?= 1
 book: $(VENV)/.book-installed
+	$(if $(filter 0,$(SOLUTIONS)),rm -rf _build/html _build/.doctrees)
 	$(BIN)/jupyter-book build -W --path-output . $$($(BIN)/python scripts/book_config.py --out _build/config \
 	  $(if $(REPOSITORY),--repository $(REPOSITORY)) $(if $(filter 0,$(SOLUTIONS)),--no-solutions)) .
 
@@ -40,7 +43,7 @@ test-fast: $(VENV)/.test-installed
 notebooks: $(VENV)/.book-installed
 	$(BIN)/python scripts/execute_notebooks.py --jobs 2
 
-# rebuild exercises/ and solutions/ from labkit/grading/exercises/ (solutions are executed)
+# rebuild exercises/ and solutions/ from instructor/labkit_instructor/exercises/ (solutions are executed)
 exercises: $(VENV)/.book-installed
 	$(BIN)/python scripts/build_exercises.py
 

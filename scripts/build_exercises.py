@@ -1,4 +1,7 @@
-"""Write exercises/*.ipynb and solutions/*.ipynb from labkit.grading.exercises, the one source.
+"""Write exercises/*.ipynb and solutions/*.ipynb from the instructor sources, the one source.
+
+The sources are instructor/labkit_instructor/exercises/ (one module per exercise), which are not
+part of the student package labkit.
 
     python scripts/build_exercises.py            # all eight
     python scripts/build_exercises.py 27.4 27.6  # some
@@ -22,7 +25,8 @@ from execute_notebooks import execute as execute_notebook  # noqa: E402
 
 def build(numbers=None, execute_solutions=True):
     sys.path.insert(0, str(ROOT))
-    from labkit.grading.exercises import EXERCISES
+    from labkit.grading.material import load
+    EXERCISES = load(ROOT / "instructor").EXERCISES
     chosen = numbers or list(EXERCISES)
     for number in chosen:
         ex = EXERCISES[number]

@@ -20,15 +20,30 @@ import nbformat
 import numpy as np
 import pytest
 
-from labkit.grading import checks
-from labkit.grading.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8
-from labkit.grading.__main__ import main
-from labkit.grading.exercises import EXERCISES
-from labkit.grading.grader import grade_notebook, grade_paths
+from labkit.grading.__main__ import main as _main
+from labkit.grading.grader import grade_notebook as _grade_notebook, grade_paths as _grade_paths
+from labkit.grading.material import load
 from labkit.grading.notebooks import NotebookError, read_notebook
 from labkit.grading.reporter import RECORD_MIME, to_plain
 
 ROOT = Path(__file__).resolve().parent.parent
+INSTRUCTOR = ROOT / "instructor"
+checks = load(INSTRUCTOR)                # the hidden checks: grade_part, spec_for, SPECS
+EXERCISES = checks.EXERCISES
+from labkit_instructor.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8  # noqa: E402
+
+
+def main(argv):
+    return _main([*argv, "--instructor", str(INSTRUCTOR)])
+
+
+def grade_notebook(path, **kwargs):
+    return _grade_notebook(path, instructor=INSTRUCTOR, **kwargs)
+
+
+def grade_paths(paths, **kwargs):
+    return _grade_paths(paths, instructor=INSTRUCTOR, **kwargs)
+
 MAX_SCORES = {"27.1": 6, "27.2": 7, "27.3": 5, "27.4": 5, "27.5": 4, "27.6": 5, "27.7": 4, "27.8": 4}
 
 
@@ -147,7 +162,7 @@ labkit.grading.reporter.check = check
 
 PATCH_INTERNALS = WRONG_C + '''
 import builtins, json, sys
-import labkit.grading.checks as checks
+import labkit.grading.public as checks
 import labkit.grading.reporter as reporter
 from IPython.display import publish_display_data
 
@@ -156,7 +171,7 @@ right = {"cycle_average": [1/3, 1/3, 1/3], "best_response_to_average": "rock", "
 reporter.collect = lambda part, namespace: dict(right)
 reporter.to_plain = lambda value, *a, **k: right.get("gain")
 checks.SPECS["27.2(c)"] = checks.SPECS["27.2(a)"]
-checks.grade_part = lambda part, value: checks.PartResult(part, "pass", 4, 4)
+checks.feedback = lambda part, value: None
 _dumps = json.dumps
 # rewrite the record on its way out of the kernel (its payload travels as an escaped JSON string)
 json.dumps = lambda obj, *a, **k: _dumps(obj, *a, **k).replace('\\\\"gain\\\\": 5.0', '\\\\"gain\\\\": 0.3333333333333333')
@@ -443,7 +458,7 @@ import distributed
 from labkit.grading.grader import grade_paths
 with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                               dashboard_address=None) as cluster, distributed.Client(cluster) as client:
-    results = grade_paths([sys.argv[1]], executor=client.get_executor(), timeout=120)
+    results = grade_paths([sys.argv[1]], executor=client.get_executor(), timeout=120, instructor=sys.argv[2])
 print(json.dumps([(r["student"], r["score"], r["error"]) for r in results]))
 """
 
@@ -455,7 +470,8 @@ def test_bulk_grading_runs_on_a_dask_cluster(tmp_path):
     for student in ("ann", "ben"):
         (tmp_path / student).mkdir()
         shutil.copy(ROOT / "solutions" / EXERCISES["27.2"].filename, tmp_path / student / "answers.ipynb")
-    done = subprocess.run([sys.executable, "-c", DASK_GRADING, str(tmp_path)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", DASK_GRADING, str(tmp_path), str(INSTRUCTOR)],
+                          capture_output=True, text=True,
                           timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])

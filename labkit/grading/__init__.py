@@ -1,52 +1,63 @@
-"""Graded exercise notebooks for chapter 27, and a grader whose verdicts a student cannot forge.
+"""Graded exercise notebooks, and a grader an instructor can run on a class that may try anything.
 
-    python -m labkit.grading submissions/ --csv grades.csv      # or: labkit-grade ...
-    python -m labkit.grading alice.ipynb --json
+    labkit-grade submissions/ --csv grades.csv --feedback feedback/     # or: python -m labkit.grading ...
 
-In a notebook, ``check("27.4(a)")`` reports a part's answer and prints one feedback line.
+In a notebook, ``check("27.4(a)")`` reports a part's answer and prints one line about its
+*format* (`labkit.grading.public`); the points are decided by the grader.
 
-Why the grader cannot be fooled
--------------------------------
-A check cell that computes its verdict in the student's kernel can be fooled by the student: an
-answer cell that redefines ``check`` (or patches labkit's checks) makes every check print "pass"
-(../shared/TOOLCHAIN.md, section 5). Here the verdict is never computed in the student's kernel.
+What students have, and what they do not
+----------------------------------------
+labkit (what students install) holds the notebook format (`labkit.grading.notebooks`), the
+kernel-side reporter (`labkit.grading.reporter`), public format checks (`labkit.grading.public`)
+and the grader. The worked solutions, the model answers and the hidden checks that compute the
+expected values are a separate distribution, ``labkit-instructor`` (the repository's
+``instructor/``), which the grader loads with `labkit.grading.material.load` and which never
+enters a student's kernel.
 
-1. **Only the answer cells are taken from the submission.** The grader reads the file once, copies
-   the code of the cells whose metadata marks them as answers into the *pristine* exercise built
-   from labkit's own definition (`labkit.grading.exercises`), and runs that in a fresh kernel in a
-   scratch directory. Edited check cells, extra cells and stored outputs of the submission are
-   never used, so forged outputs earn nothing, and the submission is never written.
-2. **A check cell only reports.** Under the grader, ``check(part)`` publishes the student's value,
-   serialized to JSON (numbers, arrays as lists, a function as its results at fixed probe
-   arguments), as a display record of type ``application/vnd.labkit.check+json``.
-3. **The verdict is computed in the grader's process** by `labkit.grading.checks` from that record.
-   Redefining ``check``, patching ``labkit.grading.checks`` or printing "pass" in the kernel changes
-   nothing outside it.
-4. **The reporting channel is sealed before any student code runs.** The grader's first cell reads
-   a random nonce from a private file (and deletes it; every new kernel gets a new nonce, written
-   with exclusive creation so that a link planted by student code cannot divert it), and captures the JSON encoder, a sha256
-   constructor, the part specifications and the kernel's display publisher. Each record is a JSON
-   payload plus its HMAC keyed by the nonce; the nonce itself never leaves the grader and the
-   reporter. So answer cells that replace ``json.dumps``, ``print``, ``sys.stdout`` or labkit's
-   reporting functions either change nothing or alter a payload, which then fails the HMAC and
-   earns nothing ("tampered"). Answer cells' own outputs are ignored, and a record counts only
-   in the check cell of its own part.
+Why the verdicts cannot be forged
+---------------------------------
+1. **Only the answer cells are taken from the submission.** The grader reads the file once
+   (`labkit.grading.intake`: regular files under a size cap, no symlink followed), copies the
+   code of the cells whose metadata marks them as answers into the *pristine* exercise built
+   from the instructor's definition, and runs that. Edited check cells, extra cells and stored
+   outputs of the submission are never used, and the submission is never written.
+2. **A check cell only reports.** Under the grader, ``check(part)`` publishes the student's
+   value, serialized to JSON (numbers, arrays as lists, a function as its results at the hidden
+   checks' probe arguments, which the grader passes in), as a display record of type
+   ``application/vnd.labkit.check+json``.
+3. **The verdict is computed in the grader's process**, outside the sandbox, by the hidden
+   checks. Redefining ``check``, patching labkit or printing "pass" changes nothing outside.
+4. **The reporting channel is sealed before any student code runs.** The grader's first cell
+   reads a random nonce and the part specifications from a private file (and deletes it; every
+   kernel gets a new nonce, written with exclusive creation so that a link planted by student
+   code cannot divert it), and captures the JSON encoder, a sha256 constructor and the display
+   publisher. Each record is a payload plus its HMAC keyed by the nonce, which the grader checks:
+   answer cells that replace ``json.dumps``, ``print`` or labkit's reporting functions change
+   nothing or earn "tampered".
 
-What remains possible, and why it does not matter: student code runs in the same interpreter, so a
-determined student could dig the key out of the reporter's closure and sign a record of their
-choice. That record can only *claim* values for their own names -- which is what writing those
-values in the answer cell does anyway. Where a part asks for a function, the record holds the
-function's results at probe arguments the grader knows, so claiming them means computing them.
-The kernel is not a security sandbox: code that kills the grader's process, or reads and writes
-files as the grading user, is outside what this design prevents; for an adversarial class, run
-the grader as an unprivileged user or in a container.
+What remains possible, and why it does not matter: student code runs in the same interpreter as
+the reporter and in the same sandbox as the driver, so a determined student could dig the key
+out of the reporter's closure, or write lines to the driver's event stream, and sign a record of
+their choice. That record can only *claim* values for their own names -- which is what writing
+those values in the answer cell does anyway. Where a part asks for a function, the record holds
+its results at the hidden probe arguments, so claiming them means computing them.
 
-Robustness: each cell runs with a timeout; a timeout, a dead kernel or more than
-`labkit.grading.runner.OUTPUT_CAP` characters of output cost only the part they occur in (the
-kernel is replaced if needed and the setup replayed), and an exception in an answer cell costs
-whatever the check then cannot find. A malformed notebook, or one of another exercise, gets a
-message instead of a score. Many submissions are graded in parallel through any
-``concurrent.futures``-style executor (`grade_paths`).
+Isolation (`labkit.grading.sandbox`)
+------------------------------------
+Every submission runs in its own bubblewrap sandbox: its own uid (as root), PID and network
+namespaces, a read-only view of the system, the Python installation and labkit only, a private
+tmpfs, a clean environment, rlimits, and a wall-clock limit; everything it started is killed when
+it is done. The kernel and its driver (`labkit.grading.driver`) both live inside and return the
+check records on a pipe (the module's docstring says why). `labkit-grade` refuses to run without a
+working sandbox unless given ``--no-sandbox``.
+
+Robustness: each cell runs with a timeout that interrupts the kernel (its state is kept for the
+next parts; only a kernel that ignores the interrupt is replaced, with the setup replayed); the
+notebook has a total time budget and at most `labkit.grading.grader.MAX_ANSWER_CELLS` cells per
+answer slot; a timeout, a dead kernel, an output flood or the end of the budget costs only the
+parts it touches; a malformed or unreadable file gets a message instead of a score; copies of
+another submission, and notebooks whose file name names another exercise, are graded and
+flagged. Reports (`labkit.grading.report`) neutralise everything a student controls.
 """
 from labkit.grading.reporter import check
 
@@ -55,10 +66,13 @@ __all__ = ["check", "grade_notebook", "grade_paths", "EXERCISES", "format_table"
 
 def __getattr__(name):
     # the grader pulls in nbclient; keep `from labkit.grading import check` light for notebooks
-    if name in ("grade_notebook", "grade_paths", "format_table", "write_csv", "find_notebooks"):
+    if name in ("grade_notebook", "grade_paths", "find_notebooks"):
         from labkit.grading import grader
         return getattr(grader, name)
-    if name == "EXERCISES":
-        from labkit.grading.exercises import EXERCISES
-        return EXERCISES
+    if name in ("format_table", "write_csv"):
+        from labkit.grading import report
+        return getattr(report, name)
+    if name == "EXERCISES":           # needs the instructor material (labkit.grading.material)
+        from labkit.grading import material
+        return material.load().EXERCISES
     raise AttributeError(f"module 'labkit.grading' has no attribute {name!r}")

@@ -1,8 +1,10 @@
-"""Command line: ``python -m labkit.grading PATH... [--json] [--csv FILE] [--timeout S] [--workers N]``.
+"""Command line: ``labkit-grade PATH... [--csv FILE] [--jsonl FILE] [--feedback DIR] [--json] [--timeout S]
+[--budget S] [--workers N] [--exercise 27.K] [--instructor DIR] [--no-sandbox]``.
 
-Grades every .ipynb given or found under the given folders and prints a score table (or JSON).
+Grades every .ipynb given or found under the given folders, each in its own sandbox, and prints a
+score table (or JSON). Rows are written to the CSV and JSON-lines files as each notebook is done.
 The exit status is 0 when every notebook could be graded, 1 when one could not (a malformed
-notebook, a notebook of another exercise), 2 on a usage error.
+notebook, a notebook of another exercise), 2 on a usage error or when no sandbox is available.
 """
 from __future__ import annotations
 
@@ -11,61 +13,134 @@ import json
 import os
 import sys
 
+NO_SANDBOX_WARNING = ("labkit-grade: WARNING: --no-sandbox: student code runs as you, with your files, "
+                      "environment and network; use it only for notebooks you trust")
+
+
+def _version():
+    from importlib import metadata
+    try:
+        labkit_version = metadata.version("labkit")
+    except metadata.PackageNotFoundError:
+        labkit_version = "unknown"
+    return f"labkit-grade (labkit {labkit_version})"
+
 
 def _parser():
-    p = argparse.ArgumentParser(prog="labkit-grade", description="Grade labkit exercise notebooks (chapter 27).")
+    p = argparse.ArgumentParser(prog="labkit-grade", description="Grade labkit exercise notebooks, each in a sandbox.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="submitted notebooks, or folders searched for *.ipynb")
     p.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
-    p.add_argument("--csv", metavar="FILE", help="also write one row per student to FILE")
+    p.add_argument("--csv", metavar="FILE", help="also write one row per student to FILE (as they are graded)")
+    p.add_argument("--jsonl", metavar="FILE", help="also write one JSON line per student to FILE (as they are graded)")
+    p.add_argument("--feedback", metavar="DIR", help="write a feedback file per student (Markdown and HTML) into DIR")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds each cell may run (default 60)")
+    p.add_argument("--budget", type=float, default=600.0, metavar="S",
+                   help="seconds one notebook may take in all (default 600)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="parallel grading processes (default: one per core; 1 grades in this process)")
+                   help="notebooks graded at the same time (default: one per core)")
     p.add_argument("--exercise", metavar="27.K", help="refuse notebooks of any other exercise")
+    p.add_argument("--instructor", metavar="DIR",
+                   help="folder containing labkit_instructor (default: the installed labkit-instructor)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run student code without the bubblewrap sandbox (trusted notebooks only)")
     p.add_argument("--export-nbgrader", metavar="DIR",
                    help="write the exercises as an nbgrader source folder into DIR and exit")
+    p.add_argument("--version", action="version", version=_version())
     return p
+
+
+def _usage_error(args):
+    if args.timeout <= 0:
+        return "--timeout must be positive"
+    if args.budget <= 0:
+        return "--budget must be positive"
+    if args.workers is not None and args.workers < 1:
+        return "--workers must be at least 1"
+    return None
 
 
 def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
-    from labkit.grading.exercises import EXERCISES
+    from labkit.grading.material import MaterialError, load
+    try:
+        mat = load(args.instructor)
+    except MaterialError as exc:
+        print(f"labkit-grade: {exc}", file=sys.stderr)
+        return 2
     if args.export_nbgrader:
         from labkit.grading.nbgrader_export import export
-        for path in export(args.export_nbgrader, args.exercise):
+        for path in export(args.export_nbgrader, args.exercise, args.instructor):
             print(path)
         return 0
     if not args.paths:
         parser.print_usage(sys.stderr)
         print("labkit-grade: give at least one notebook or folder to grade", file=sys.stderr)
         return 2
-    if args.exercise is not None and args.exercise not in EXERCISES:
-        print(f"labkit-grade: unknown exercise {args.exercise!r}; choose from {', '.join(EXERCISES)}", file=sys.stderr)
+    if args.exercise is not None and args.exercise not in mat.EXERCISES:
+        print(f"labkit-grade: unknown exercise {args.exercise!r}; choose from {', '.join(mat.EXERCISES)}",
+              file=sys.stderr)
         return 2
-    if args.timeout <= 0:
-        print("labkit-grade: --timeout must be positive", file=sys.stderr)
+    problem = _usage_error(args)
+    if problem:
+        print(f"labkit-grade: {problem}", file=sys.stderr)
         return 2
-    if args.workers is not None and args.workers < 1:
-        print("labkit-grade: --workers must be at least 1", file=sys.stderr)
-        return 2
-    from labkit.grading.grader import find_notebooks, format_table, grade_paths, json_ready, write_csv
-    missing = [p for p in args.paths if not os.path.exists(p)]
+    from labkit.grading.intake import find_notebooks
+    missing = [p for p in args.paths if not os.path.lexists(p)]
     if missing:
         print(f"labkit-grade: no such file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2
     if not find_notebooks(args.paths):
         print("labkit-grade: no .ipynb files found", file=sys.stderr)
         return 2
-    executor = "serial" if args.workers == 1 else args.workers
-    results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor,
-                          progress=sys.stderr.isatty())
-    if args.csv:
-        write_csv(results, args.csv)
-    if args.json:
-        print(json.dumps(json_ready(results), indent=2))
+    if args.no_sandbox:
+        print(NO_SANDBOX_WARNING, file=sys.stderr)
     else:
-        print(format_table(results), end="")
-    return 1 if any(r["error"] for r in results) else 0
+        from labkit.grading.sandbox import SandboxUnavailable, check_available
+        try:
+            check_available()
+        except SandboxUnavailable as exc:
+            print(f"labkit-grade: refusing to grade: {exc}", file=sys.stderr)
+            return 2
+    return _grade(args, mat)
+
+
+def _grade(args, mat):
+    from labkit.grading import report
+    from labkit.grading.grader import grade_paths
+    logs = []
+
+    def on_start(intakes):
+        numbers = [args.exercise] if args.exercise else sorted({i.exercise for i in intakes if i.exercise},
+                                                               key=list(mat.EXERCISES).index)
+        parts = report.part_columns(exercises=[mat.EXERCISES[n] for n in numbers])
+        if args.csv:
+            logs.append(report.CsvLog(args.csv, parts))
+        if args.jsonl:
+            logs.append(report.JsonLinesLog(args.jsonl))
+        if args.feedback:
+            logs.append(report.FeedbackWriter(args.feedback))
+
+    def on_result(result):
+        for log in logs:
+            log.add(result)
+
+    executor = "serial" if args.workers == 1 else args.workers
+    try:
+        results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor,
+                              progress=sys.stderr.isatty(), instructor=args.instructor,
+                              sandbox=not args.no_sandbox, budget=args.budget, on_start=on_start,
+                              on_result=on_result)
+    finally:
+        for log in logs:
+            log.close()
+    if args.json:
+        print(json.dumps(report.json_ready(results), indent=2))
+    else:
+        print(report.format_table(results), end="")
+    if args.no_sandbox:
+        print(NO_SANDBOX_WARNING, file=sys.stderr)
+    return 1 if any(not report.counts(r) for r in results) else 0
 
 
 if __name__ == "__main__":

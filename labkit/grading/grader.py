@@ -1,60 +1,51 @@
 """Grade submissions: put the student's answer cells into the pristine master, run it in a
-fresh kernel, read each check cell's record, and compute the verdicts here.
+sandboxed kernel, read each check cell's record, and compute the verdicts here.
 
-One submission (`grade_notebook`):
+One submission (`grade_intake`, or `grade_notebook` for a path):
 
-1. read the file's bytes once (the file itself is never opened for writing) and find the
-   exercise and the student's answer cells (`labkit.grading.notebooks.extract`);
-2. start a kernel in a scratch directory; its environment names a private file that holds a
-   fresh random nonce;
-3. run the grader's sealing cell (`labkit.grading.reporter.seal` reads and deletes the nonce),
-   then the master's setup cells, then for each part the student's answer cells and the
-   master's check cell, one cell at a time with a timeout;
-4. take the last record of the part among that check cell's outputs whose HMAC (keyed by the
-   nonce) is valid, and grade its value with `labkit.grading.checks.grade_part`. A timeout, a
-   dead kernel or an output flood in one of a part's cells costs that part; the kernel is
-   replaced if needed (with a new nonce, and the setup replayed) and grading goes on.
+1. read the file's bytes once, safely (`labkit.grading.intake`: regular files under a size cap,
+   no symlink followed), find the exercise and the student's answer cells;
+2. build the job: the master's cells with the answers in place (at most `MAX_ANSWER_CELLS`
+   cells per slot; extra cells are joined into the last one) and one seal per kernel the driver
+   may start (a fresh random nonce and the part specifications with the hidden probes);
+3. run it with `labkit.grading.sandbox.run_driver`: the kernel and its driver in a fresh
+   bubblewrap sandbox (or, with ``sandbox=False``, as a plain child process), with a per-cell
+   timeout, a time budget for the whole notebook and per-process limits;
+4. from the driver's events, take for each part the last record among its check cell's outputs
+   whose HMAC (keyed by that kernel's nonce) is valid, and grade its value with the hidden
+   checks (``labkit_instructor.grade_part``) in this process. A timeout, a dead kernel, an
+   output flood or the end of the budget costs the parts it touches; nothing a submission does
+   can stop the grading of the others.
 
-Many submissions (`grade_paths`) run in parallel through `labkit.experiments.executors`.
+Many submissions (`grade_paths`) are read first (so copies can be flagged), then graded in
+parallel threads -- each waits on its own sandbox -- or through any ``concurrent.futures``-style
+executor; ``on_result`` sees every result as soon as it is ready.
 """
 from __future__ import annotations
 
-import csv
+import concurrent.futures as cf
 import os
 import secrets
-import tempfile
 import time
 from pathlib import Path
 
-from labkit.grading import checks
-from labkit.grading.exercises import EXERCISES
-from labkit.grading.notebooks import NotebookError, extract, graded_cells, read_notebook
-from labkit.grading.reporter import NONCE_VARIABLE, RECORD_MIME, SEAL_SOURCE, verify_record
+from labkit.grading import material as _material
+from labkit.grading.checking import PartResult
+from labkit.grading.intake import Intake, find_notebooks, flag_duplicates, take_in
+from labkit.grading.notebooks import Submission, graded_cells
+from labkit.grading.reporter import verify_record
+from labkit.grading.report import format_table, json_ready, write_csv  # noqa: F401  (public names)
 
 DEFAULT_TIMEOUT = 60.0
-SETUP_TIMEOUT = 120.0     # the master's own setup cells (imports) may be slow on a loaded machine
+DEFAULT_BUDGET = 600.0        # seconds one notebook may take in all
+SETUP_TIMEOUT = 120.0         # the master's own setup cells (imports) may be slow on a loaded machine
+MAX_ANSWER_CELLS = 10         # cells of one answer slot run one by one; more are joined into the last
+MAX_KERNELS = 8               # kernels one notebook may use (a kernel is replaced when it dies or hangs)
+STARTUP_ALLOWANCE = 30.0      # seconds of wall time beyond the budget (the budget counts from the driver's start)
 
-
-def _record(outputs, nonce, part):
-    """The value of the last genuine record of `part` among a check cell's outputs: None if
-    there is none, `TAMPERED` if there are records but none carries a valid HMAC."""
-    found, seen = None, False
-    for out in outputs:
-        if out.get("output_type") != "display_data" or RECORD_MIME not in out.get("data", {}):
-            continue
-        seen = True
-        value = verify_record(out["data"][RECORD_MIME], nonce, part)
-        if value is not None:
-            found = value
-    return TAMPERED if seen and found is None else found
-
-
+VERDICT_OF = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood", "budget": "budget"}
+NOT_GRADABLE, GRADED, FLAGGED = "not gradable", "graded", "flagged"
 TAMPERED = object()
-
-
-def _failed(part, verdict, message):
-    spec = checks.spec_for(part)
-    return checks.PartResult(part, verdict, 0.0, spec.max_points, [message])
 
 
 def _student_name(path, root):
@@ -67,125 +58,185 @@ def _student_name(path, root):
     return path.stem
 
 
-def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None):
+def _blank_result(intake, mat):
+    ex = mat.EXERCISES.get(intake.exercise) if intake.exercise else None
+    return {"student": intake.student, "student_id": intake.student, "path": intake.path,
+            "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None, "score": 0.0,
+            "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else 0.0,
+            "parts": [], "written": [], "error": None, "flags": list(intake.flags), "seconds": 0.0}
+
+
+def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, instructor=None, sandbox=True,
+                   budget=DEFAULT_BUDGET, limits=None):
     """Grade one submission.
 
     Parameters
     ----------
     path : str or Path
-        The submitted .ipynb (read only).
+        The submitted .ipynb (read only, never followed if it is a link).
     timeout : float
         Seconds each cell may run.
     exercise : str, optional
         The exercise expected (e.g. "27.4"); a notebook of another exercise is refused.
+    instructor : str or Path, optional
+        Folder containing ``labkit_instructor`` (default: the installed distribution).
+    sandbox : bool
+        Run the kernel in a bubblewrap sandbox (default); False runs it as a plain process.
+    budget : float
+        Seconds the whole notebook may take.
+    limits : labkit.grading.sandbox.Limits, optional
+        Memory, process, CPU and file limits of the sandbox (default `sandbox.DEFAULT_LIMITS`).
 
     Returns
     -------
     dict
-        ``{"student", "path", "exercise", "score", "max_score", "parts": [...], "written": [...],
-        "error", "seconds"}``; ``error`` is a message for the student when the notebook could
-        not be graded (then ``score`` is 0).
+        ``{"student", "student_id", "path", "exercise", "status", "reason", "score", "max_score",
+        "parts": [...], "written": [...], "error", "flags", "seconds"}``. ``status`` is
+        "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then ``error`` says
+        why, for the student, and the score does not count).
     """
-    start = time.monotonic()
+    mat = _material.load(instructor)
     path = Path(path)
-    result = {"student": student or path.stem, "path": str(path), "exercise": exercise, "score": 0.0,
-              "max_score": 0.0, "parts": [], "written": [], "error": None, "seconds": 0.0}
+    intake = take_in(path, student or path.stem, mat.EXERCISES, expected=exercise)
+    return grade_intake(intake, mat, timeout=timeout, sandbox=sandbox, budget=budget, limits=limits)
+
+
+def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFAULT_BUDGET, limits=None):
+    """Grade a submission already read (`labkit.grading.intake.take_in`)."""
+    start = time.monotonic()
+    result = _blank_result(intake, mat)
+    if intake.error:
+        result["error"] = result["reason"] = intake.error
+        return result
+    ex = mat.EXERCISES[intake.exercise]
+    submission = Submission(intake.exercise, intake.answers, intake.written)
     try:
-        data = path.read_bytes()
-        nb = read_notebook(data, path.name)
-        submission = extract(nb, EXERCISES, expected=exercise, name=path.name)
-    except (OSError, NotebookError) as exc:
-        result["error"] = str(exc) if isinstance(exc, NotebookError) else f"cannot read {path}: {exc}"
-        if exercise in EXERCISES:
-            result["max_score"] = sum(checks.spec_for(p).max_points for p in EXERCISES[exercise].parts)
+        parts, notes = _run_and_grade(ex, submission, timeout, mat, sandbox, budget, limits)
+    except Exception as exc:       # the sandbox would not start, say: report it, grade the others
+        result["error"] = result["reason"] = f"the grader could not run this notebook ({type(exc).__name__}: {exc})"
         result["seconds"] = round(time.monotonic() - start, 2)
         return result
-    ex = EXERCISES[submission.exercise]
-    result["exercise"] = ex.number
-    result["max_score"] = sum(checks.spec_for(p).max_points for p in ex.parts)
-    try:
-        parts = _run_and_grade(ex, submission, timeout)
-    except Exception as exc:     # the kernel would not start, say: report it, grade the others
-        result["error"] = f"the grader could not run this notebook ({type(exc).__name__}: {exc})"
-        result["seconds"] = round(time.monotonic() - start, 2)
-        return result
+    result["flags"] += notes
     result["parts"] = [p.as_dict() for p in parts]
     result["score"] = sum(p.points for p in parts)
     result["max_score"] = sum(p.max_points for p in parts)
     result["written"] = [{"part": slot, "answered": bool(submission.written.get(slot, "").strip())
                           and submission.written.get(slot, "").strip() != "*Write your answer here.*"}
                          for slot in ex.written_slots]
+    result["status"] = FLAGGED if result["flags"] else GRADED
+    result["reason"] = "; ".join(result["flags"]) or None
     result["seconds"] = round(time.monotonic() - start, 2)
     return result
 
 
-def _run_and_grade(exercise, submission, timeout):
-    from labkit.grading.runner import KernelRun
-    plan = graded_cells(exercise, submission)
-    setup_sources = [SEAL_SOURCE] + [src for role, _, src in plan if role == "setup"]
-    nonce = [None]      # a new nonce for every kernel, written where only its sealing cell reads it
-    trouble = {}        # part -> (verdict, message) from its answer cells
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="labkit-grade-") as scratch, \
-            tempfile.TemporaryDirectory(prefix="labkit-seal-") as private, \
-            KernelRun(timeout, {NONCE_VARIABLE: str(Path(private) / "nonce")}, scratch) as kernel:
+def _capped(submission, notes):
+    """The answers with at most `MAX_ANSWER_CELLS` cells per slot (the extra ones joined)."""
+    answers = {}
+    for slot, sources in submission.answers.items():
+        if len(sources) > MAX_ANSWER_CELLS:
+            notes.append(f"{slot} has {len(sources)} answer cells; cells {MAX_ANSWER_CELLS} to {len(sources)} "
+                         "ran as one cell")
+            sources = sources[:MAX_ANSWER_CELLS - 1] + ["\n\n".join(sources[MAX_ANSWER_CELLS - 1:])]
+        answers[slot] = sources
+    return Submission(submission.exercise, answers, submission.written)
 
-        def run_setup():
-            nonce[0] = secrets.token_hex(16)
-            _write_private(Path(private) / "nonce", nonce[0])
-            for src in setup_sources:
-                run = kernel.run(src, timeout=max(timeout, SETUP_TIMEOUT))
-                if run.status != "ok":
-                    raise RuntimeError(f"the exercise's setup cell failed in the grader: {run.error}")
 
-        run_setup()
-        for role, part, source in plan:
-            if role == "setup":
+def _run_and_grade(exercise, submission, timeout, mat, sandbox, budget, limits):
+    from labkit.grading.sandbox import DEFAULT_LIMITS, run_driver
+    from labkit.grading.wire import encode_specs
+    notes = []
+    plan = graded_cells(exercise, _capped(submission, notes))
+    specs = {p: mat.spec_for(p) for p in exercise.parts}
+    sealed_specs = encode_specs(specs)
+    seals = [{"nonce": secrets.token_hex(16), "specs": sealed_specs} for _ in range(MAX_KERNELS)]
+    job = {"cells": [list(c) for c in plan], "timeout": timeout, "setup_timeout": max(timeout, SETUP_TIMEOUT),
+           "budget": budget, "seals": seals}
+    run = run_driver(job, sandbox=sandbox, limits=limits or DEFAULT_LIMITS, wall=budget + STARTUP_ALLOWANCE)
+    return _verdicts(plan, run, [s["nonce"] for s in seals], specs, mat), notes
+
+
+def _cell_events(events, count):
+    """The first event the driver sent for each cell index (later ones, which student code
+    could write, are ignored), and the first fatal error."""
+    cells, fatal = {}, None
+    for e in events:
+        kind, index = e.get("event"), e.get("index")
+        if kind == "cell" and isinstance(index, int) and 0 <= index < count and index not in cells \
+                and isinstance(e.get("status"), str):
+            cells[index] = e
+        elif kind == "fatal" and fatal is None:
+            fatal = str(e.get("error"))[:500]
+    return cells, fatal
+
+
+def _stopped_reason(run, fatal):
+    if fatal:
+        return "kernel-died", f"the notebook could not go on: {fatal}"
+    if run.note == "wall":
+        return "budget", "the notebook used up its time budget before this part"
+    if run.note == "stream":
+        return "output-flood", "the notebook sent more output than the grader reads"
+    return "kernel-died", "the sandbox ended before this part (out of memory, or a process limit?)"
+
+
+def _verdicts(plan, run, nonces, specs, mat):
+    cells, fatal = _cell_events(run.events, len(plan))
+    trouble, results = {}, {}
+    for index, (role, part, _source) in enumerate(plan):
+        if role == "setup":
+            continue
+        event = cells.get(index)
+        if role == "answer":
+            if part in trouble:
                 continue
-            if role == "check" and part in trouble and trouble[part][0] != "error":
-                results[part] = _failed(part, *trouble[part])      # not worth running
-                continue
-            restarts = kernel.restarts
-            run = kernel.run(source)
-            if role == "answer":
-                if run.status in ("timeout", "dead", "flood") and part not in trouble:
-                    verdict = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood"}[run.status]
-                    trouble[part] = (verdict, f"your answer cell: {run.error}")
-                elif run.status == "error" and part not in trouble:
-                    trouble[part] = ("error", f"your answer cell raised {run.error}")
-            else:
-                results[part] = _grade_check(part, run, nonce[0], trouble.get(part))
-            if kernel.restarts != restarts:
-                run_setup()
-    return [results[p] for p in exercise.parts]
+            if event is None:
+                trouble[part] = _stopped_reason(run, fatal)
+            elif event["status"] in VERDICT_OF:
+                message = event.get("error") or "the time budget of the notebook was used up before this cell"
+                trouble[part] = (VERDICT_OF[event["status"]], f"your answer cell: {message}")
+            elif event["status"] == "error":
+                trouble[part] = ("error", f"your answer cell raised {event.get('error')}")
+            continue
+        results[part] = _grade_check(part, event, trouble.get(part), nonces, specs, mat, run, fatal)
+    return [results[p] for p in specs]
 
 
-def _write_private(path, text):
-    """Write a file that nothing planted beforehand can redirect: remove whatever is at the path
-    (a symlink left by a student's code, say), then create it exclusively, without following links."""
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as f:
-        f.write(text)
+def _failed(part, verdict, message, specs):
+    return PartResult(part, verdict, 0.0, specs[part].max_points, [message])
 
 
-def _grade_check(part, run, nonce, trouble):
+def _record(records, nonce, part):
+    """The value of the last genuine record of `part`: None if there is none, `TAMPERED` if
+    there are records but none carries a valid HMAC."""
+    found, seen = None, False
+    for data in records if isinstance(records, list) else []:
+        seen = True
+        value = verify_record(data, nonce, part)
+        if value is not None:
+            found = value
+    return TAMPERED if seen and found is None else found
+
+
+def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal):
     if trouble and trouble[0] != "error":
-        return _failed(part, trouble[0], trouble[1])
-    if run.status in ("timeout", "dead", "flood"):
-        verdict = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood"}[run.status]
-        return _failed(part, verdict, f"the check ({run.error}) -- is one of your functions slow or printing a lot?")
-    value = _record(run.outputs, nonce, part)
+        return _failed(part, trouble[0], trouble[1], specs)
+    if event is None:
+        return _failed(part, *_stopped_reason(run, fatal), specs)
+    status = event["status"]
+    if status in VERDICT_OF:
+        message = event.get("error") or "the time budget of the notebook was used up before the check"
+        return _failed(part, VERDICT_OF[status], f"the check ({message}) -- is one of your functions slow or "
+                                                 "printing a lot?", specs)
+    generation = event.get("generation")
+    nonce = nonces[generation] if isinstance(generation, int) and 0 <= generation < len(nonces) else None
+    value = _record(event.get("records"), nonce, part) if nonce else None
     if value is TAMPERED:
         return _failed(part, "tampered", "the record of your answer was altered inside the kernel "
-                                         "(an answer cell patches json, the display system or the reporter)")
+                                         "(an answer cell patches json, the display system or the reporter)", specs)
     if value is None:
-        why = f"the check cell raised {run.error}" if run.error else "the check cell reported nothing"
-        return _failed(part, "missing", f"no answer was recorded: {why}")
-    graded = checks.grade_part(part, value)
+        why = f"the check cell raised {event.get('error')}" if event.get("error") else "the check cell reported nothing"
+        return _failed(part, "missing", f"no answer was recorded: {why}", specs)
+    graded = mat.grade_part(part, value)
     if trouble:
         graded.hints.insert(0, trouble[1])
     return graded
@@ -194,91 +245,121 @@ def _grade_check(part, run, nonce, trouble):
 # -------------------------------------------------------------------- many
 
 
-def find_notebooks(paths):
-    """(notebook path, root given) for every .ipynb under the given files and folders, sorted;
-    checkpoint copies are skipped."""
-    found = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found += [(f, p) for f in sorted(p.rglob("*.ipynb")) if ".ipynb_checkpoints" not in f.parts]
-        else:
-            found.append((p, None))
-    return found
+def take_in_all(paths, mat, exercise=None):
+    """Read every notebook under `paths` (`labkit.grading.intake`) and flag copies."""
+    intakes = [take_in(p, _student_name(p, root), mat.EXERCISES, expected=exercise)
+               for p, root in find_notebooks(paths)]
+    flag_duplicates(intakes)
+    # a file that could not be read belongs to the class's exercise when the class has one, so
+    # that its row shows the maximum it could have earned rather than 0
+    numbers = {i.exercise for i in intakes if i.exercise}
+    if len(numbers) == 1:
+        for intake in intakes:
+            intake.exercise = intake.exercise or next(iter(numbers))
+    return intakes
 
 
 def _grade_unit(unit):
-    path, root, timeout, exercise = unit
-    return grade_notebook(path, timeout=timeout, exercise=exercise, student=_student_name(path, root))
+    intake, options = unit
+    mat = _material.load(options.pop("instructor"))
+    return grade_intake(intake, mat, **options)
 
 
-def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, progress=False):
+def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, progress=False, instructor=None,
+                sandbox=True, budget=DEFAULT_BUDGET, limits=None, on_start=None, on_result=None):
     """Grade every notebook under `paths`, in parallel.
 
     Parameters
     ----------
     executor : None, "serial", int or an executor
-        As in `labkit.experiments.executors.resolve_executor`: None for a process pool with
-        one worker per core, an int for that many processes, or any object with
-        ``submit`` (``concurrent.futures``, or a Dask cluster's ``client.get_executor()``).
+        None: one thread per core; "serial" or 1: one at a time in this thread; an int: that
+        many threads (each waits on its own sandboxed process, so threads are enough); or any
+        object with ``submit`` (``concurrent.futures``, a Dask cluster's
+        ``client.get_executor()``).
+    progress : bool
+        A progress bar over the class (tqdm, on stderr).
+    on_start : callable, optional
+        Called with the list of `Intake` s (every notebook as read) before grading starts.
+    on_result : callable, optional
+        Called with each result as soon as it is ready, in the order they finish (write a CSV
+        row, say); an exception it raises stops the run.
 
     Returns
     -------
     list of dict, one per notebook (see `grade_notebook`), in path order.
     """
-    from labkit.experiments.executors import run_units
-    units = [(str(p), str(root) if root else None, timeout, exercise) for p, root in find_notebooks(paths)]
-    if not units:
+    mat = _material.load(instructor)
+    if sandbox:
+        from labkit.grading.sandbox import check_available
+        check_available()
+    intakes = take_in_all(paths, mat, exercise)
+    if on_start is not None:
+        on_start(intakes)
+    if not intakes:
         return []
-    return run_units(_grade_unit, units, executor=executor, progress=progress, desc="grading")
+    options = {"timeout": timeout, "sandbox": sandbox, "budget": budget, "limits": limits,
+               "instructor": str(instructor) if instructor is not None else None}
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(intakes), desc="grading", unit="notebook")
+    results = [None] * len(intakes)
+
+    def done(k, result):
+        results[k] = result
+        if on_result is not None:
+            on_result(result)
+        if bar is not None:
+            bar.update(1)
+
+    pool, owned = _executor(executor, len(intakes))
+    try:
+        if pool is None:
+            for k, intake in enumerate(intakes):
+                done(k, _grade_unit((intake, dict(options))))
+        else:
+            futures = {pool.submit(_grade_unit, (intake, dict(options))): k for k, intake in enumerate(intakes)}
+            pending = cf.as_completed(futures) if all(isinstance(f, cf.Future) for f in futures) else iter(futures)
+            for future in pending:
+                k = futures[future]
+                try:
+                    result = future.result()
+                except Exception as exc:       # a worker that died: that row's message, not the run's end
+                    result = _blank_result(intakes[k], mat)
+                    result["error"] = result["reason"] = f"the grader's worker failed on this notebook ({exc})"
+                done(k, result)
+    finally:
+        if bar is not None:
+            bar.close()
+        if owned:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return results
 
 
-# -------------------------------------------------------------------- reports
+def _executor(executor, count):
+    """(pool or None for serial, whether we own it)."""
+    if executor is None:
+        workers = min(os.cpu_count() or 1, count)
+    elif isinstance(executor, str):
+        if executor != "serial":
+            raise ValueError(f"executor must be None, 'serial', a number of workers or an object with submit(); "
+                             f"got the string {executor!r}")
+        return None, False
+    elif isinstance(executor, bool):
+        raise TypeError("executor must be None, 'serial', an int or an executor object, not a bool")
+    elif isinstance(executor, int):
+        if executor < 1:
+            raise ValueError(f"the number of workers must be at least 1, got {executor}")
+        workers = min(executor, count)
+    elif callable(getattr(executor, "submit", None)):
+        return executor, False
+    else:
+        raise TypeError(f"executor must be None, 'serial', an int or an object with a submit() method, "
+                        f"got {type(executor).__name__}")
+    if workers <= 1:
+        return None, False
+    return cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="labkit-grade"), True
 
 
-def format_table(results):
-    """A text table: one block per submission, one line per part, then the total."""
-    lines = []
-    for r in results:
-        head = f"{r['student']}  ({r['path']})"
-        lines.append(head)
-        if r["error"]:
-            lines.append(f"  not graded: {r['error']}")
-            lines.append(f"  total  0/{r['max_score']:g}")
-            lines.append("")
-            continue
-        lines.append(f"  exercise {r['exercise']}")
-        for p in r["parts"]:
-            lines.append(f"  {p['part']:<9} {p['verdict']:<12} {p['points']:>4g}/{p['max_points']:<4g}")
-            for hint in p["hints"]:
-                lines.append(f"      {hint}")
-        for w in r["written"]:
-            lines.append(f"  {w['part']:<18} {'answered' if w['answered'] else 'blank':<12} (graded by hand)")
-        lines.append(f"  total  {r['score']:g}/{r['max_score']:g}")
-        lines.append("")
-    if len(results) > 1:
-        graded = [r for r in results if not r["error"]]
-        share = sum(r["score"] / r["max_score"] for r in graded if r["max_score"]) / max(len(graded), 1)
-        lines.append(f"{len(results)} notebooks: {len(graded)} graded (mean {100 * share:.0f}% of the points), "
-                     f"{len(results) - len(graded)} not graded")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def write_csv(results, path):
-    """One row per submission: student, path, exercise, score, max_score, one column per part, error."""
-    part_names = []
-    for r in results:
-        for p in r["parts"]:
-            if p["part"] not in part_names:
-                part_names.append(p["part"])
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["student", "path", "exercise", "score", "max_score", *part_names, "error"])
-        for r in results:
-            points = {p["part"]: p["points"] for p in r["parts"]}
-            writer.writerow([r["student"], r["path"], r["exercise"] or "", f"{r['score']:g}", f"{r['max_score']:g}",
-                             *(f"{points[n]:g}" if n in points else "" for n in part_names), r["error"] or ""])
-
-
-def json_ready(results):
-    """The machine-readable form: one dict for one submission, a list for several."""
-    return results[0] if len(results) == 1 else results
+__all__ = ["grade_notebook", "grade_intake", "grade_paths", "take_in_all", "find_notebooks", "format_table",
+           "write_csv", "json_ready", "Intake"]

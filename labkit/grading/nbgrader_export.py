@@ -22,8 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from labkit.grading import checks
-from labkit.grading.exercises import EXERCISES
+from labkit.grading import material
 
 ASSIGNMENT = "ch27"
 WRITTEN_POINTS = 1
@@ -42,16 +41,16 @@ def _grade_id(text):
 
 
 def _test_source(part):
-    return (f'from labkit.grading.checks import grade_part\n'
+    return (f'from labkit_instructor import grade_part, spec_for\n'
             f'from labkit.grading.reporter import collect\n'
-            f'result = grade_part("{part}", collect("{part}", globals()))\n'
+            f'result = grade_part("{part}", collect("{part}", globals(), spec_for("{part}")))\n'
             f'print(result.line())\n'
             f'for hint in result.hints:\n'
             f'    print("    hint:", hint)\n'
             f'result.points')
 
 
-def assignment_notebook(exercise):
+def assignment_notebook(exercise, mat):
     """One exercise as an nbgrader source notebook."""
     nb = exercise.notebook(solution=True)
     for k, cell in enumerate(nb.cells):
@@ -66,14 +65,19 @@ def assignment_notebook(exercise):
         elif role == "check":
             cell.source = _test_source(part)
             cell.metadata["nbgrader"] = _meta(ident, grade=True, locked=True,
-                                              points=checks.spec_for(part).max_points)
+                                              points=mat.spec_for(part).max_points)
         else:
             cell.metadata["nbgrader"] = _meta(ident, locked=True)
     return nb
 
 
-def export(folder, number=None):
-    """Write ``folder/source/ch27/<exercise>.ipynb`` for one exercise or all; returns the paths."""
+def export(folder, number=None, instructor=None):
+    """Write ``folder/source/ch27/<exercise>.ipynb`` for one exercise or all; returns the paths.
+
+    The test cells run the hidden checks inside nbgrader's kernel, so nbgrader's autograder needs
+    ``labkit_instructor`` installed (on the instructor's machine, never the students')."""
+    mat = material.load(instructor)
+    EXERCISES = mat.EXERCISES
     if number is not None and number not in EXERCISES:
         raise ValueError(f"unknown exercise {number!r}; choose from {', '.join(EXERCISES)}")
     target = Path(folder) / "source" / ASSIGNMENT
@@ -81,6 +85,6 @@ def export(folder, number=None):
     paths = []
     for ex in ([EXERCISES[number]] if number else EXERCISES.values()):
         path = target / ex.filename
-        nbformat.write(assignment_notebook(ex), path)
+        nbformat.write(assignment_notebook(ex, mat), path)
         paths.append(path)
     return paths

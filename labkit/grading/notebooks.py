@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-import nbformat
-
 FORMAT = 1
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 ROLES = ("markdown", "setup", "answer", "written", "check")
@@ -94,6 +92,7 @@ class Exercise:
 
     def notebook(self, solution=False):
         """The exercise (or, with solution=True, the solution) as an unexecuted notebook."""
+        import nbformat          # imported here: `import labkit.grading` must not need the grading extra
         nb = nbformat.v4.new_notebook()
         nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"},
                        "labkit": {"exercise": self.number, "format": FORMAT}}
@@ -154,10 +153,11 @@ def read_notebook(data: bytes, name="notebook"):
     if not isinstance(raw, dict):
         raise NotebookError(f"{name} is not a Jupyter notebook: it holds a JSON {type(raw).__name__}, not an object")
     if raw.get("nbformat") != 4:
-        raise NotebookError(f"{name} has notebook format {raw.get('nbformat')!r}; expected 4 (save it with "
+        raise NotebookError(f"{name} has notebook format {str(raw.get('nbformat'))[:20]}; expected 4 (save it with "
                             "JupyterLab or Jupyter Notebook 5 or later)")
     if not isinstance(raw.get("cells"), list):
         raise NotebookError(f"{name} is not a Jupyter notebook: it has no list of cells")
+    import nbformat
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as exc:
@@ -170,8 +170,25 @@ def read_notebook(data: bytes, name="notebook"):
 
 
 def _cell_meta(cell):
-    meta = cell.get("metadata", {}).get("labkit", {})
-    return meta if isinstance(meta, dict) else {}
+    """A cell's labkit metadata with only string values kept: a submission's metadata is
+    student-controlled (``"slot": []``, ``"role": {...}``) and must not reach a set or a dict key."""
+    meta = cell.get("metadata", {})
+    meta = meta.get("labkit", {}) if isinstance(meta, dict) else {}
+    if not isinstance(meta, dict):
+        return {}
+    return {k: v for k, v in meta.items() if k in ("role", "part", "slot") and isinstance(v, str)}
+
+
+def _declared_exercise(nb):
+    meta = nb.get("metadata", {})
+    meta = meta.get("labkit") if isinstance(meta, dict) else None
+    value = meta.get("exercise") if isinstance(meta, dict) else None
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise NotebookError(f"its labkit metadata names the exercise as a {type(value).__name__} ({str(value)[:40]!r}), "
+                        "not as a number such as \"27.4\"")
 
 
 def extract(nb, exercises, expected=None, name="notebook") -> Submission:
@@ -183,8 +200,11 @@ def extract(nb, exercises, expected=None, name="notebook") -> Submission:
     expected : str, optional
         The exercise the grader was told to expect (e.g. "27.4"); another one is an error.
     """
-    declared = nb.metadata.get("labkit", {}).get("exercise") if isinstance(nb.metadata.get("labkit"), dict) else None
-    parts = {str(_cell_meta(c).get("part", "")) for c in nb.cells if _cell_meta(c).get("role") in ("answer", "written")}
+    try:
+        declared = _declared_exercise(nb)
+    except NotebookError as exc:
+        raise NotebookError(f"{name}: {exc}") from None
+    parts = {_cell_meta(c).get("part", "") for c in nb.cells if _cell_meta(c).get("role") in ("answer", "written")}
     from_cells = {p.split("(")[0] for p in parts if p}
     if declared is None:
         if len(from_cells) == 1:
@@ -194,9 +214,8 @@ def extract(nb, exercises, expected=None, name="notebook") -> Submission:
                                 "answer cells. Start from the notebook in exercises/ and keep its answer cells.")
         else:
             raise NotebookError(f"{name} mixes answer cells of exercises {', '.join(sorted(from_cells))}")
-    declared = str(declared)
     if declared not in exercises:
-        raise NotebookError(f"{name} says it is exercise {declared!r}, which labkit does not know; "
+        raise NotebookError(f"{name} says it is exercise {declared[:40]!r}, which labkit does not know; "
                             f"the exercises are {', '.join(exercises)}")
     if from_cells and from_cells != {declared}:
         others = ", ".join(sorted(from_cells - {declared}))

@@ -3,9 +3,12 @@
 This module runs inside the student's Jupyter kernel. It never decides a grade that counts.
 
 * In the notebook UI (self-check), ``check("27.4(a)")`` collects the names the part asks for
-  from the notebook's namespace, serializes them (`to_plain`), and prints one feedback line
-  computed by `labkit.grading.checks` -- the same functions the grader uses.
-* Under the grader, ``LABKIT_GRADING_NONCE`` names a file holding a one-time nonce.
+  from the notebook's namespace, evaluates function-valued answers at the *public* probe
+  arguments, serializes them (`to_plain`), and prints one line computed by the public checks
+  (`labkit.grading.public`): the format of the answer, never its score. The hidden checks are
+  not part of labkit and never enter a student's kernel.
+* Under the grader, ``LABKIT_GRADING_NONCE`` names a file holding a one-time nonce and the
+  part specifications to report (the names, and the hidden checks' probe arguments).
   The grader's first cell (`SEAL_SOURCE`, run before any student code) calls `seal()`, which
   reads and deletes that file and captures the JSON encoder, a sha256 constructor, the
   part specifications and the kernel's display publisher *before* an answer cell can replace
@@ -91,21 +94,22 @@ def _describe_error(exc):
 
 def _make_collector(specs, plain, describe, copy_args):
     """Build `collect`. With `specs` given (a frozen copy, as the sealed reporter passes), the
-    names and probe arguments cannot be changed afterwards by patching `labkit.grading.checks`."""
+    names and probe arguments cannot be changed afterwards by patching labkit's modules."""
 
-    def collect(part_id, namespace):
+    def collect(part_id, namespace, spec=None):
         """The serialized answer of one part: {name: value} for the names the part reads.
 
         A callable answer is evaluated at the part's probe arguments, giving a list of results.
         A missing name, a raising function or a value that cannot be serialized is reported as
         ``{"__error__": "..."}`` in its place, so the grader can say what went wrong.
         """
-        if specs is None:
-            from labkit.grading.checks import spec_for
-            spec = spec_for(part_id)
-            names, probes = spec.names, spec.probes
-        else:
+        if specs is not None:
             names, probes = specs[part_id]
+        else:
+            if spec is None:          # the notebook's self-check: the public names and probes
+                from labkit.grading.public import spec_for
+                spec = spec_for(part_id)
+            names, probes = spec.names, spec.probes
         out = {}
         for name in names:
             if name not in namespace:
@@ -152,20 +156,19 @@ def seal():
         return
     # the nonce travels in a file that is deleted at once, so that it is not left in the
     # environment (which /proc/self/environ would still show) for an answer cell to read
-    with open(nonce_file, encoding="ascii") as f:
-        nonce = f.read().strip()
-    os.remove(nonce_file)
-    import copy
     import hashlib
     import json
+    with open(nonce_file, encoding="ascii") as f:
+        sealed = json.load(f)
+    os.remove(nonce_file)
     from IPython import get_ipython
-    from labkit.grading.checks import SPECS
+    from labkit.grading.wire import decode_specs
+    nonce, specs = str(sealed["nonce"]), decode_specs(sealed["specs"])
     encode = json.JSONEncoder(allow_nan=True, ensure_ascii=True, sort_keys=True).encode
     mac = _make_mac(nonce.encode("ascii"), hashlib.sha256)
     shell = get_ipython()
     publish = shell.display_pub.publish
     namespace = shell.user_ns
-    specs = {part: (tuple(spec.names), copy.deepcopy(spec.probes)) for part, spec in SPECS.items()}
     collect_sealed = _make_collector(specs, _make_to_plain(), _describe_error, _copy_args)
 
     def publish_record(part_id):
@@ -217,19 +220,21 @@ def verify_record(data, nonce, part_id):
 
 
 def check(part_id):
-    """Report your answer to one part; in the notebook, also print whether it passes.
+    """Report your answer to one part; in the notebook, also print whether its format is right.
 
-    Prints one line ``27.4(a): pass 3/3`` (part, verdict, points) and, when something is
-    wrong, hints that point at the mistake without giving the answer away.
+    Prints one line, ``27.4(a): format ok -- the grader will score it (checked here: ...)``,
+    or ``27.4(a): not ready -- ...`` followed by hints (a missing name, a wrong shape, a row
+    that is not a probability distribution). The notebook checks only the form of the answer;
+    the points are decided by the instructor's grader.
     """
     if _sealed is not None:
         _sealed(part_id)
         return
     from IPython import get_ipython
-    from labkit.grading.checks import grade_part
+    from labkit.grading.public import feedback
     shell = get_ipython()
     namespace = shell.user_ns if shell is not None else {}
-    result = grade_part(part_id, collect(part_id, namespace))
+    result = feedback(part_id, collect(part_id, namespace))
     print(result.line())
     for hint in result.hints:
         print(f"    hint: {hint}")

@@ -1,0 +1,44 @@
+"""The instructor's half of labkit's graded exercises: worked solutions, model answers and hidden checks.
+
+This distribution (``labkit-instructor``) is not what students install. It holds
+
+* ``labkit_instructor.exercises`` -- one module per exercise, each defining ``EXERCISE``
+  (a `labkit.grading.notebooks.Exercise`: text, answer templates, worked solutions, model
+  answers to the written parts);
+* ``labkit_instructor.checks`` -- one module per exercise, each defining ``PARTS`` (a list of
+  `labkit.grading.checking.PartSpec`: the reference computations and the verdicts).
+
+The grader (``labkit-grade``, in the student package) loads it through
+`labkit.grading.material.load` and runs the hidden checks in its own process, never in a
+student's kernel. Adding an exercise is one line in `MODULES`.
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+# one name per exercise: labkit_instructor.exercises.<name> and labkit_instructor.checks.<name>
+MODULES = [
+    "ex27_1",
+    "ex27_2",
+    "ex27_3",
+    "ex27_4",
+    "ex27_5",
+    "ex27_6",
+    "ex27_7",
+    "ex27_8",
+]
+
+EXERCISES = {}
+SPECS = {}
+for _name in MODULES:
+    _exercise = importlib.import_module(f"labkit_instructor.exercises.{_name}").EXERCISE
+    EXERCISES[_exercise.number] = _exercise
+    for _spec in importlib.import_module(f"labkit_instructor.checks.{_name}").PARTS:
+        SPECS[_spec.part] = _spec
+del _name, _exercise, _spec
+
+from labkit_instructor.checks import grade_part, spec_for  # noqa: E402
+
+__all__ = ["EXERCISES", "MODULES", "SPECS", "grade_part", "spec_for", "__version__"]

@@ -1,0 +1,38 @@
+"""The public checks of the exercises, one module per exercise (same part ids as the hidden checks).
+
+``check("27.4(a)")`` in a student's notebook collects the part's names (`labkit.grading.reporter`),
+evaluates function-valued answers at the public probe arguments, and prints the line of
+`feedback`: the format of the answer, never its score (see `labkit.grading.public.base`).
+"""
+from __future__ import annotations
+
+import importlib
+
+from labkit.grading.public.base import FormatResult, PublicSpec
+
+# one module per exercise; adding an exercise is one line
+MODULES = ["ex27_1", "ex27_2", "ex27_3", "ex27_4", "ex27_5", "ex27_6", "ex27_7", "ex27_8"]
+
+SPECS = {spec.part: spec for name in MODULES
+         for spec in importlib.import_module(f"labkit.grading.public.{name}").PARTS}
+
+__all__ = ["FormatResult", "MODULES", "PublicSpec", "SPECS", "feedback", "spec_for"]
+
+
+def spec_for(part_id):
+    """The `PublicSpec` of a part (ValueError listing the parts if unknown)."""
+    try:
+        return SPECS[part_id]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown part {part_id!r}; the checkable parts are {', '.join(SPECS)}") from None
+
+
+def feedback(part_id, value) -> FormatResult:
+    """The format checks of one part on its serialized answer ``{name: value}``; never raises
+    on a malformed value."""
+    spec = spec_for(part_id)
+    try:
+        checks = spec.feedback(value)
+        return FormatResult(part_id, list(checks.checked), list(checks.hints))
+    except Exception as exc:
+        return FormatResult(part_id, ["the answer"], [f"could not read your answer ({type(exc).__name__})"])

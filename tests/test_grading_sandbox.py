@@ -1,0 +1,167 @@
+"""The grading sandbox itself: what a cell inside sees, and what the grader does without one.
+
+One sandboxed job answers most questions at once: its answer cells raise an error whose message
+is a JSON report of what the cell found (user ids, processes, network, files, environment,
+limits), which the driver's event carries out.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import labkit
+import pytest
+
+from _grading_support import EXERCISES, INSTRUCTOR, ROOT
+from labkit.grading import sandbox
+from labkit.grading.__main__ import NO_SANDBOX_WARNING, main
+
+try:
+    sandbox.check_available()
+    HAVE_SANDBOX = True
+except sandbox.SandboxUnavailable:       # pragma: no cover - CI installs bubblewrap
+    HAVE_SANDBOX = False
+needs_sandbox = pytest.mark.skipif(not HAVE_SANDBOX, reason="bubblewrap (bwrap) is not installed")
+
+PACKAGE = Path(labkit.__file__).resolve().parent
+
+LOOK_AROUND = '''
+import json, os, resource, socket
+facts = {"uid": os.getuid(), "euid": os.geteuid(), "groups": os.getgroups()}
+facts["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+facts["env"] = sorted(os.environ)
+facts["root"] = sorted(os.listdir("/"))
+facts["limits"] = {name: resource.getrlimit(getattr(resource, name))[0]
+                   for name in ("RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE")}
+def attempt(f):
+    try:
+        f()
+        return "ok"
+    except Exception as exc:
+        return type(exc).__name__
+facts["write_package"] = attempt(lambda: open(os.path.join(os.path.dirname(__import__("labkit").__file__),
+                                                            "owned.py"), "w"))
+facts["connect_out"] = attempt(lambda: socket.create_connection(("1.1.1.1", 53), timeout=2))
+facts["connect_host_port"] = attempt(lambda: socket.create_connection(("127.0.0.1", PORT), timeout=2))
+facts["interfaces"] = sorted(n for _, n in socket.if_nameindex())
+facts["instructor"] = attempt(lambda: __import__("labkit_instructor"))
+facts["visible"] = [p for p in PATHS if os.path.exists(p)]
+facts["tmp_writable"] = attempt(lambda: open("/tmp/x", "w").write("x"))
+facts["caps"] = [l for l in open("/proc/self/status").read().splitlines() if l.startswith(("CapEff", "NoNewPrivs"))]
+raise RuntimeError("FACTS" + json.dumps(facts))
+'''
+
+
+def _facts(job_cells, monkeypatch=None):
+    job = {"cells": [["setup", None, "import numpy"], *job_cells], "timeout": 30, "setup_timeout": 60,
+           "budget": 120, "seals": [{"nonce": "0" * 32, "specs": {}}]}
+    run = sandbox.run_driver(job, sandbox=True, wall=200)
+    cells = [e for e in run.events if e.get("event") == "cell"]
+    return run, cells
+
+
+@pytest.fixture(scope="module")
+def host_port():
+    """A port listening on the host's loopback: a sandboxed cell must not reach it."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    yield server.getsockname()[1]
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def inside(host_port, tmp_path_factory):
+    paths = [str(ROOT / "solutions"), str(ROOT / "tests"), str(INSTRUCTOR), str(Path.home() / ".bashrc"),
+             str(tmp_path_factory.getbasetemp()), "/home"]
+    run, cells = _facts([["answer", "x", LOOK_AROUND.replace("PORT", str(host_port)).replace("PATHS", repr(paths))]])
+    (event,) = cells
+    assert event["status"] == "error" and "FACTS" in event["error"], (event, run.stderr)
+    return json.loads(event["error"].split("FACTS", 1)[1])
+
+
+@needs_sandbox
+def test_a_sandbox_has_its_own_unprivileged_user_and_processes(inside):
+    if os.geteuid() == 0:
+        assert sandbox.UID_BASE <= inside["uid"] < sandbox.UID_BASE + sandbox.SLOTS
+        assert inside["euid"] == inside["uid"] and inside["groups"] in ([], [inside["uid"]])
+        assert "CapEff:\t0000000000000000" in inside["caps"] and "NoNewPrivs:\t1" in inside["caps"]
+    assert len(inside["pids"]) <= 5                      # init, driver, kernel: nothing of the host
+
+
+@needs_sandbox
+def test_a_sandbox_has_no_network_and_a_read_only_package(inside):
+    assert inside["connect_out"] != "ok" and inside["connect_host_port"] != "ok"
+    assert inside["interfaces"] == ["lo"]
+    assert inside["write_package"] in ("OSError", "PermissionError")
+    assert inside["tmp_writable"] == "ok"
+    assert inside["visible"] == []                       # no repository, home, submissions, material
+    assert inside["instructor"] in ("ModuleNotFoundError", "ImportError")
+
+
+@needs_sandbox
+def test_a_sandbox_sees_a_clean_environment_and_its_limits(inside):
+    assert not [k for k in inside["env"] if "SECRET" in k or k.startswith(("SSH", "AWS"))]
+    assert set(inside["env"]) <= set(sandbox.environment("/tmp")) | {"JPY_PARENT_PID", "PYDEVD_USE_FRAME_EVAL",
+                                                                   "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "PAGER", "GIT_PAGER", "PWD",
+                                                                   "TERM", "MPLBACKEND", "JPY_SESSION_NAME"}
+    limits = sandbox.DEFAULT_LIMITS
+    assert inside["limits"]["RLIMIT_AS"] == limits.memory
+    assert inside["limits"]["RLIMIT_FSIZE"] == limits.file_size
+    assert inside["limits"]["RLIMIT_NOFILE"] == limits.open_files
+    if os.geteuid() == 0:
+        assert inside["limits"]["RLIMIT_NPROC"] == limits.processes
+
+
+@needs_sandbox
+def test_an_installed_instructor_package_cannot_be_imported_inside(monkeypatch):
+    """Simulate labkit-instructor installed next to labkit: the sandbox covers it with a package
+    that refuses to import. (Not under /tmp, which the sandbox replaces by its own.)"""
+    import shutil
+    import tempfile
+    site = Path(tempfile.mkdtemp(prefix="labkit-site-", dir="/var/tmp"))
+    site.chmod(0o755)
+    monkeypatch.setattr(sandbox, "_blocker", {})
+    shutil.copytree(PACKAGE, site / "labkit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(INSTRUCTOR / "labkit_instructor", site / "labkit_instructor",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    folders, _ = sandbox._python_folders()
+    monkeypatch.setattr(sandbox, "_python_folders", lambda: (sorted(folders + [site]), site))
+    monkeypatch.setattr(sandbox, "_hidden_packages", lambda bound: [str(site / "labkit_instructor")])
+    probe = ("import os, sys\nsys.path.insert(0, %r)\n"
+             "listing = sorted(os.listdir(%r))\n"
+             "try:\n    import labkit_instructor\n    outcome = 'imported'\n"
+             "except ImportError as exc:\n    outcome = str(exc)\n"
+             "raise RuntimeError(f'{outcome} {listing}')\n") % (str(site), str(site / "labkit_instructor"))
+    try:
+        run, cells = _facts([["answer", "x", probe]])
+    finally:
+        shutil.rmtree(site)
+    assert len(cells) == 1, run.stderr
+    (event,) = cells
+    assert "not available inside the grading sandbox" in event["error"], event
+    assert "['__init__.py']" in event["error"]             # the real modules are not even listed
+
+
+def test_the_grader_refuses_without_a_sandbox_and_says_how_to_get_one(tmp_path, monkeypatch, capsys):
+    nb = tmp_path / "sub.ipynb"
+    import nbformat
+    nbformat.write(EXERCISES["27.2"].notebook(), nb)
+    monkeypatch.setattr(sandbox, "_checked", {})
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    assert main([str(nb), "--instructor", str(INSTRUCTOR)]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to grade" in err and "apt-get install bubblewrap" in err and "--no-sandbox" in err
+
+
+def test_no_sandbox_grades_with_a_warning_on_every_run(tmp_path, capfd):
+    import nbformat
+    nbformat.write(EXERCISES["27.2"].notebook(solution=True), tmp_path / "sub.ipynb")
+    for _ in range(2):
+        assert main([str(tmp_path / "sub.ipynb"), "--instructor", str(INSTRUCTOR), "--no-sandbox"]) == 0
+        out, err = capfd.readouterr()
+        assert "total  7/7" in out
+        assert err.count(NO_SANDBOX_WARNING) >= 1
+        assert "WARNING | Kernel" not in err and "Traceback" not in err      # no per-kernel noise

@@ -1,0 +1,176 @@
+"""What students install holds no answers: the wheel, the public checks, the course build of the book.
+
+The instructor material (instructor/labkit_instructor: worked solutions, model answers, hidden
+checks) is a separate distribution; labkit's own wheel and its public checks must not contain or
+compute what the hidden checks know.
+"""
+import copy
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from labkit.grading import public
+from labkit.grading.material import MaterialError, load
+
+ROOT = Path(__file__).resolve().parent.parent
+MATERIAL = load(ROOT / "instructor")
+
+
+def _solution_lines(exercise):
+    """Distinctive lines of an exercise's worked solutions and model answers (long, not template text)."""
+    templates = {line.strip() for c in exercise.cells for line in c.source.splitlines()}
+    lines = set()
+    for cell in exercise.cells:
+        for line in (cell.solution or "").splitlines():
+            line = line.strip()
+            if len(line) >= 45 and line not in templates and not line.startswith("#"):
+                lines.add(line)
+    return lines
+
+
+@pytest.fixture(scope="module")
+def student_wheel(tmp_path_factory):
+    # from a clean copy of what the wheel is made of, as a fresh clone would build it
+    out, src = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("src")
+    shutil.copytree(ROOT / "labkit", src / "labkit", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "instructor", src / "instructor", ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(src), "-w", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = out.glob("labkit-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        return {name: z.read(name).decode("utf-8", "replace") for name in z.namelist()}
+
+
+def test_the_student_wheel_holds_no_solution_and_no_hidden_check(student_wheel):
+    names = list(student_wheel)
+    assert any(n == "labkit/grading/public/ex27_4.py" for n in names)       # the public checks ship
+    assert not [n for n in names if n.startswith("labkit_instructor") or "/exercises/" in n or "/checks/" in n]
+    text = "\n".join(student_wheel.values())
+    assert "labkit_instructor" not in "".join(n for n in names)
+    for number, exercise in MATERIAL.EXERCISES.items():
+        lines = _solution_lines(exercise)
+        assert len(lines) >= 3, number
+        leaked = [line for line in lines if line in text]
+        assert not leaked, (number, leaked[:3])
+        squeezed = " ".join(text.split())
+        for cell in exercise.cells:
+            if cell.solution and cell.role in ("answer", "written"):
+                assert " ".join(cell.solution.split()) not in squeezed, (number, cell.slot)
+    # the reference values of the hidden checks are not in it either (e.g. 27.2's equilibrium)
+    assert "RPS_EQUILIBRIUM" not in text and "def _grade_27_" not in text
+
+
+def test_the_student_wheel_declares_the_grading_extra(student_wheel):
+    (metadata,) = [v for n, v in student_wheel.items() if n.endswith(".dist-info/METADATA")]
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    core = [r for r in requires if "extra ==" not in r]
+    assert not any(dep in r for r in core for dep in ("nbclient", "nbformat", "ipykernel"))
+    grading = [r for r in requires if 'extra == "grading"' in r]
+    assert {r.split()[1].split(">")[0] for r in grading} == {"nbclient", "nbformat", "ipykernel"}
+
+
+def test_public_and_hidden_checks_describe_the_same_parts():
+    assert list(public.SPECS) == list(MATERIAL.SPECS)
+    for part, spec in MATERIAL.SPECS.items():
+        mine = public.spec_for(part)
+        assert (mine.names, mine.max_points) == (spec.names, spec.max_points), part
+        assert set(mine.probes) == set(spec.probes), part            # the same names are functions
+    assert [p for ex in MATERIAL.EXERCISES.values() for p in ex.parts] == list(public.SPECS)
+
+
+def test_public_probes_differ_from_the_hidden_ones():
+    from labkit.grading.wire import encode
+    for part, spec in MATERIAL.SPECS.items():
+        for name, calls in spec.probes.items():
+            hidden = {json.dumps(encode(tuple(a))) for a in calls}
+            shown = {json.dumps(encode(tuple(a))) for a in public.spec_for(part).probes[name]}
+            assert not hidden & shown, (part, name)
+
+
+def _stored_check_lines(folder):
+    lines = {}
+    for ex in MATERIAL.EXERCISES.values():
+        nb = nbformat.read(ROOT / folder / ex.filename, as_version=4)
+        for cell in nb.cells:
+            if "check" in cell.metadata.get("tags", []):
+                lines[cell.metadata["labkit"]["part"]] = "".join(o.get("text", "") for o in cell.outputs)
+    return lines
+
+
+def test_the_worked_solutions_print_format_ok_in_the_notebook():
+    lines = _stored_check_lines("solutions")
+    assert set(lines) == set(public.SPECS)
+    for part, text in lines.items():
+        assert text.startswith(f"{part}: format ok -- the grader will score it"), text
+        assert "not the values" in text and "pass" not in text
+
+
+@pytest.mark.parametrize("part", list(public.SPECS))
+def test_public_checks_hint_at_blanks_and_never_crash_on_garbage(part):
+    spec = public.spec_for(part)
+    blank = {name: {"__error__": "it still holds the placeholder `...`"} for name in spec.names}
+    result = public.feedback(part, blank)
+    assert not result.ok and result.hints and result.line().startswith(f"{part}: not ready")
+    for junk in [None, 7, "rock", [], [[1, 2], [3]], {"x": 1}, float("nan"), True]:
+        result = public.feedback(part, {name: copy.deepcopy(junk) for name in spec.names})
+        assert result.line().startswith(f"{part}: ")
+    assert not public.feedback(part, "not even a dict").ok
+
+
+def test_public_checks_do_not_know_the_answers():
+    # well-formed but wrong answers pass the format checks that the hidden checks fail
+    wrong = {"27.2(a)": {"value": 0.5},
+             "27.2(b)": {"equilibrium": [1 / 3, 1 / 3, 1 / 3], "payoffs_against_equilibrium": [0.0, 0.0, 0.0]},
+             "27.4(b)": {"ev_bet_jack": [0.0], "call_queen_p2": 0.9}}
+    for part, value in wrong.items():
+        assert public.feedback(part, value).ok, part
+        assert MATERIAL.grade_part(part, value).points < MATERIAL.spec_for(part).max_points, part
+
+
+def test_the_material_loader_says_how_to_get_the_material(tmp_path):
+    with pytest.raises(MaterialError, match="--instructor DIR"):
+        load(tmp_path)
+    script = ("import sys; sys.path = [p for p in sys.path if 'instructor' not in p]\n"
+              "from labkit.grading.__main__ import main\nraise SystemExit(main(['x.ipynb']))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    if "labkit_instructor" in sys.modules and "site-packages" in (sys.modules["labkit_instructor"].__file__ or ""):
+        pytest.skip("labkit-instructor is installed in this environment")
+    assert done.returncode == 2, done.stderr
+    assert "pip install" in done.stderr and "--instructor" in done.stderr
+
+
+def test_the_course_build_of_the_book_has_no_solution_pages(tmp_path):
+    target = tmp_path / "_toc.yml"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "book_config.py"), "--out", str(tmp_path), "--no-solutions"],
+                   check=True, timeout=60, capture_output=True)
+    full = (ROOT / "_toc.yml").read_text()
+    course = yaml.safe_load(target.read_text())
+    files = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                files.append(node["file"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(course)
+    assert "solutions/27_4_kuhn_poker_by_hand" in full
+    assert not [f for f in files if f.startswith("solutions/")]
+    assert {f"exercises/{ex.slug}" for ex in MATERIAL.EXERCISES.values()} <= set(files)
+    assert "chapters/01_many_learners" in files and "book/instructors" in files
+    # and `make book SOLUTIONS=0` builds from that toc
+    dry = subprocess.run(["make", "-n", "book", "SOLUTIONS=0"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert "book_config.py" in dry.stdout and "--no-solutions" in dry.stdout
