@@ -1,7 +1,8 @@
-"""The grader of exercises 27.1-27.8: full marks for the solutions, nothing for blanks or tricks.
+"""The grader of the exercises (27.1-27.8, 4.1, 5.1, 6.1, Lab 15): full marks for the solutions, nothing
+for blanks or tricks.
 
-Two bulk runs (module fixtures, two worker processes each) keep the file fast: a class of
-sixteen students (every solution and every blank exercise) graded through the command line,
+Two bulk runs (module fixtures, two worker processes each) keep the file fast: a class of two
+students per exercise (its solution and its blank notebook) graded through the command line,
 and five adversarial submissions graded with a short cell timeout.
 """
 import contextlib
@@ -44,7 +45,8 @@ def grade_notebook(path, **kwargs):
 def grade_paths(paths, **kwargs):
     return _grade_paths(paths, instructor=INSTRUCTOR, **kwargs)
 
-MAX_SCORES = {"27.1": 6, "27.2": 7, "27.3": 5, "27.4": 5, "27.5": 4, "27.6": 5, "27.7": 4, "27.8": 4}
+MAX_SCORES = {"27.1": 6, "27.2": 7, "27.3": 5, "27.4": 5, "27.5": 4, "27.6": 5, "27.7": 4, "27.8": 4,
+              "4.1": 3, "5.1": 4, "6.1": 4, "L15": 19}
 
 
 def _hashes(folder):
@@ -102,7 +104,7 @@ def test_bulk_grading_writes_one_csv_row_per_student(classroom):
     with open(classroom["csv"], newline="") as f:
         rows = list(csv.DictReader(f))
     assert classroom["status"] == 0
-    assert len(rows) == 16 == len({row["student"] for row in rows})
+    assert len(rows) == 2 * len(EXERCISES) == len({row["student"] for row in rows})
     solution = next(row for row in rows if row["student"] == "solution-27_4")
     assert (solution["exercise"], solution["score"], solution["max_score"]) == ("27.4", "5", "5")
     assert (solution["27.4(a)"], solution["27.4(b)"]) == ("3", "2")

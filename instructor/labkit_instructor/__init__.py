@@ -28,6 +28,10 @@ MODULES = [
     "ex27_6",
     "ex27_7",
     "ex27_8",
+    "ex4_1",
+    "ex5_1",
+    "ex6_1",
+    "lab15",
 ]
 
 EXERCISES = {}

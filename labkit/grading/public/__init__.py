@@ -11,7 +11,8 @@ import importlib
 from labkit.grading.public.base import FormatResult, PublicSpec
 
 # one module per exercise; adding an exercise is one line
-MODULES = ["ex27_1", "ex27_2", "ex27_3", "ex27_4", "ex27_5", "ex27_6", "ex27_7", "ex27_8"]
+MODULES = ["ex27_1", "ex27_2", "ex27_3", "ex27_4", "ex27_5", "ex27_6", "ex27_7", "ex27_8",
+           "ex4_1", "ex5_1", "ex6_1", "lab15"]
 
 SPECS = {spec.part: spec for name in MODULES
          for spec in importlib.import_module(f"labkit.grading.public.{name}").PARTS}

@@ -1,0 +1,77 @@
+"""Run an exercise's answer cells in this process and grade them with its hidden checks, the way the
+grader does in a kernel: each name of a part collected, each function called at the hidden probe
+arguments (deep copies), the results made plain JSON by the reporter's `to_plain`."""
+import copy
+import sys
+from pathlib import Path
+
+from labkit.grading.reporter import to_plain
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "instructor") not in sys.path:          # the instructor distribution, from the repository
+    sys.path.insert(0, str(ROOT / "instructor"))
+
+
+class Harness:
+    def __init__(self, exercise, parts):
+        self.exercise = exercise
+        self.specs = {spec.part: spec for spec in parts}
+        self.parts = [c.part for c in exercise.cells if c.role == "check"]
+
+    def cells(self, wanted, solution=True, edits=None):
+        """The setup cells and the answer cells (solutions or templates) of the parts `wanted`
+        (a predicate), in order; `edits` = {part: [(old, new), ...]} turns a solution wrong."""
+        sources = []
+        for cell in self.exercise.cells:
+            if cell.role == "setup":
+                sources.append(cell.source)
+            elif cell.role == "answer" and wanted(cell.part):
+                source = cell.solution if solution else cell.source
+                for old, new in (edits or {}).get(cell.part, []):
+                    assert old in source, f"the edit {old!r} no longer applies to {cell.part}"
+                    source = source.replace(old, new)
+                sources.append(source)
+        return sources
+
+    @staticmethod
+    def run(sources):
+        namespace = {"__name__": "__exercise__"}
+        for source in sources:
+            exec(compile(source, "<answer>", "exec"), namespace)
+        return namespace
+
+    def collect(self, part, namespace):
+        """What the sealed reporter records for `part`: {name: value or [results at the probes]}."""
+        spec, out = self.specs[part], {}
+        for name in spec.names:
+            if name not in namespace:
+                out[name] = {"__error__": f"`{name}` is not defined"}
+                continue
+            try:
+                if name in spec.probes:
+                    results = []
+                    for args in spec.probes[name]:
+                        try:
+                            results.append(to_plain(namespace[name](*copy.deepcopy(args))))
+                        except Exception as exc:
+                            results.append({"__error__": f"{type(exc).__name__}: {exc}"})
+                    out[name] = results
+                else:
+                    out[name] = to_plain(namespace[name])
+            except Exception as exc:
+                out[name] = {"__error__": f"{type(exc).__name__}: {exc}"}
+        return out
+
+    def grade(self, part, namespace):
+        """(points, hints) of one part."""
+        items = self.specs[part].grade(self.collect(part, namespace))
+        assert sum(i.max_points for i in items) == self.specs[part].max_points
+        return sum(i.points for i in items), [i.hint for i in items if i.hint]
+
+    @staticmethod
+    def public(part, namespace):
+        """What `check(part)` prints in the student's own kernel: the public format checks at the
+        public probes (`labkit.grading.public`), as a `FormatResult`."""
+        from labkit.grading.public import feedback
+        from labkit.grading.reporter import collect
+        return feedback(part, collect(part, namespace))

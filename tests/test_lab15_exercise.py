@@ -1,0 +1,263 @@
+"""Lab 15's hidden checks: full marks for the worked solution, nothing for the blank templates, and a
+specific hint for each wrong-but-plausible answer (an average without reach weights, outcome
+sampling without importance weights, a best response that forgets the opponent's reach).
+
+The answers are run in this process (each solution or template cell executed into a namespace)
+and collected the way the reporter collects them in a kernel: every name of the part, every
+function called at the hidden probe arguments, the results made plain JSON. The references the
+checks use are tested here against labkit, and labkit's CFR trajectories on Leduc against
+OpenSpiel's numbers (tests/test_cfr.py compares the policies with OpenSpiel's solvers)."""
+import numpy as np
+import pytest
+
+import labkit as lk
+from exercise_harness import ROOT, Harness
+
+from labkit_instructor.checks import lab15 as hidden  # noqa: E402
+from labkit_instructor.exercises import lab15 as lab  # noqa: E402
+
+LAB = Harness(lab.EXERCISE, hidden.PARTS)
+SPECS, PARTS = LAB.specs, LAB.parts
+cells, run, collect, grade = LAB.cells, LAB.run, LAB.collect, LAB.grade
+
+FAST = [p for p in PARTS if p not in ("L15(g)", "L15(k)")]
+
+
+@pytest.fixture(scope="module")
+def solution():
+    # the worked solution, with its own demonstration of unbiasedness shortened
+    short = {"L15(h)": [("range(20_000)", "range(500)")]}
+    return run(cells(lambda part: part != "L15(k)", edits=short))
+
+
+# ------------------------------------------------------------------ the references
+def test_counts_and_uniform_nash_conv_are_the_known_ones():
+    assert hidden.reference_counts() == {"histories": 9457, "infosets": 936, "terminal": 5520}
+    assert lk.nash_conv(hidden.leduc(), hidden.POLICIES[0]) == pytest.approx(4.747222222222222, abs=1e-12)
+
+
+def test_the_level_by_level_best_response_equals_labkits():
+    game = hidden.leduc()
+    for policy in hidden.POLICIES:
+        for player in (0, 1):
+            exact = hidden.best_response_variant(policy, player, "exact")
+            assert exact == pytest.approx(lk.best_response(game, policy, player).value, abs=1e-12)
+            # ignoring the reach can only lose, seeing the opponent's card can only win
+            assert hidden.best_response_variant(policy, player, "no reach") <= exact + 1e-12
+            assert hidden.best_response_variant(policy, player, "per history") >= exact - 1e-12
+
+
+def test_forgetting_the_reach_is_invisible_against_a_uniform_opponent():
+    # within an infoset the uniform opponent's reach is the same for every history, so only the
+    # grader's non-uniform policies can tell the mistake apart: that is why it probes them
+    uniform, cfr_average = hidden.POLICIES[0], hidden.POLICIES[2]
+    for player in (0, 1):
+        assert hidden.best_response_variant(uniform, player, "no reach") == pytest.approx(
+            hidden.best_response_variant(uniform, player, "exact"), abs=1e-12)
+    assert any(hidden.best_response_variant(cfr_average, p, "no reach")
+               < hidden.best_response_variant(cfr_average, p, "exact") - 1e-3 for p in (0, 1))
+
+
+def test_cfr_trajectories_are_openspiels():
+    # reference/openspiel.md section 5.2: NashConv after 10 iterations on Leduc
+    assert round(hidden.trajectory("cfr")[10], 6) == 1.854037
+    assert round(hidden.trajectory("cfr_plus")[10], 6) == 1.220878
+    # the near misses really are different solvers
+    values = {name: hidden.trajectory(name)[100] for name in hidden._variants()}
+    assert len({round(v, 9) for v in values.values()}) == len(values)
+
+
+def test_the_grader_streams_are_labkits_own_random_numbers():
+    game = hidden.leduc()
+    policy = hidden.POLICIES[2]
+    for sampling in ("outcome", "external"):
+        for seed in range(3):
+            solver = lk.MCCFR(game, sampling=sampling, seed=np.random.default_rng(seed))
+            for I, actions in enumerate(solver.flat.legal_actions):
+                solver.regrets[I] = [float(x) for x in policy[I, actions]]
+            solver._sigma = [None] * game.num_infosets
+            fed = hidden.labkit_episode(policy, seed % 2, sampling, hidden.stream(seed, 64))
+            np.testing.assert_array_equal(solver.sampled_regrets(seed % 2), fed)
+
+
+def test_the_outcome_reference_is_labkits_episode():
+    for seed in range(40):
+        policy = hidden.POLICIES[1 + seed % 2]
+        u = hidden.stream(seed, 16)
+        for player in (0, 1):
+            np.testing.assert_allclose(hidden.outcome_episode(policy, player, u),
+                                       hidden.labkit_episode(policy, player, "outcome", u), rtol=1e-12, atol=1e-12)
+
+
+def test_the_unbiasedness_band_rejects_estimates_without_importance_weights():
+    for (policy, player, streams), (w, expected, se) in zip(hidden.MEAN_PROBES, hidden._mean_bands()):
+        biased = np.mean([hidden.outcome_episode(policy, player, u, importance=False) for u in streams], axis=0)
+        assert abs(np.sum(w * biased) - expected) > 4 * se
+
+
+# ------------------------------------------------------------------ the solution and the blanks
+@pytest.mark.parametrize("part", FAST)
+def test_the_solution_scores_full_marks(solution, part):
+    points, hints = grade(part, solution)
+    assert points == SPECS[part].max_points and not hints, hints
+
+
+@pytest.mark.slow
+def test_the_solution_runs_a_thousand_iterations_of_cfr_plus(solution):
+    points, hints = grade("L15(g)", solution)
+    assert points == 1 and not hints, hints
+
+
+def test_the_curves_check_needs_every_method():
+    x = [1e4, 1e5, 1e6, 1e7, 1e8]
+    curves = {name: (x, [4.0, 2.0, 1.0, 0.5, 0.2]) for name in hidden.REQUIRED_CURVES}
+    assert grade("L15(k)", {"curves": curves}) == (1, [])
+    del curves["PSRO"]
+    points, hints = grade("L15(k)", {"curves": curves})
+    assert points == 0 and "PSRO" in hints[0]
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_the_blank_templates_score_zero_with_a_hint(part):
+    blank = run(cells(lambda p: True, solution=False))
+    points, hints = grade(part, blank)
+    assert points == 0 and hints
+
+
+def test_seconds_recorded_by_the_reporter_decide_the_speed_items(solution):
+    value = collect("L15(d)", solution)
+    assert SPECS["L15(d)"].grade({**value, "__seconds__": {"nash_conv": [0.01, 0.02, 0.01]}})[1].points == 1
+    slow = SPECS["L15(d)"].grade({**value, "__seconds__": {"nash_conv": [3.0, 2.5, 2.9]}})[1]
+    assert slow.points == 0 and "numpy passes" in slow.hint
+
+
+# ------------------------------------------------------------------ wrong but plausible
+def test_cfr_averaging_without_reach_weights_gets_its_hint():
+    wrong = run(cells(lambda p: p in ("L15(b)", "L15(c)", "L15(d)", "L15(e)"),
+                      edits={"L15(e)": [("S += own[:, None] * sigma", "S += sigma")]}))
+    points, hints = grade("L15(e)", wrong)
+    assert points == 0
+    assert all("own probability of reaching" in h for h in hints)
+
+
+def test_cfr_plus_without_linear_averaging_gets_its_hint():
+    wrong = run(cells(lambda p: p in ("L15(b)", "L15(c)", "L15(d)", "L15(e)", "L15(f)"),
+                      edits={"L15(f)": [("S[rows] += t * own", "S[rows] += own")]}))
+    points, hints = grade("L15(f)", wrong)
+    assert points == 0 and all("weights iteration t by t" in h for h in hints)
+
+
+def test_outcome_sampling_without_importance_weights_gets_its_hint():
+    edits = {"L15(h)": [("values[k] = value / s[k]", "values[k] = value"),
+                        ("others / q * (values - value)", "others * (values - value)"),
+                        ("streams = [rng.random(12) for _ in range(20_000)]",
+                         "streams = [rng.random(12) for _ in range(10)]")]}
+    wrong = run(cells(lambda p: p < "L15(i)", edits=edits))
+    points, hints = grade("L15(h)", wrong)
+    assert points == 0
+    assert "leave out the importance weights" in hints[0] and "biased" in hints[1]
+
+
+FORGETS_THE_REACH = '''
+def best_response_value(policy, player):
+    # values v(h) bottom-up; the responder compares the actions at an infoset by the plain sum of
+    # its histories' values: the opponent's reach of each history is forgotten
+    edge = edge_probabilities(policy)
+    V = returns[:, player].copy()
+    for lv in reversed(levels[1:]):
+        c = np.arange(lv.start, lv.stop)
+        p = parent[c]
+        mine = acting[p] == player
+        np.add.at(V, p[~mine], edge[c[~mine]] * V[c[~mine]])
+        if mine.any():
+            cm, pm = c[mine], p[mine]
+            score = np.zeros(legal.shape)
+            np.add.at(score, (infoset[pm], action[cm]), V[cm])
+            best = np.where(legal, score, -np.inf).argmax(axis=1)
+            picked = cm[action[cm] == best[infoset[pm]]]
+            V[parent[picked]] = V[picked]
+    return V[0]
+'''
+
+
+def test_a_best_response_that_forgets_the_opponents_reach_gets_its_hint():
+    wrong = run(cells(lambda p: p == "L15(b)") + [FORGETS_THE_REACH])
+    points, hints = grade("L15(c)", wrong)
+    # right against the uniform policy (see above), wrong against the others, with the hint
+    assert points == 1
+    assert len(hints) == 1 and "weight each history by the probability that chance and the opponent" in hints[0]
+
+
+def test_a_best_response_that_sees_the_opponents_card_gets_its_hint():
+    clairvoyant = FORGETS_THE_REACH.replace(
+        "            score = np.zeros(legal.shape)",
+        "            best_of = np.full(H, -np.inf)\n"
+        "            np.maximum.at(best_of, pm, V[cm])\n"
+        "            V[np.unique(pm)] = best_of[np.unique(pm)]\n"
+        "            continue\n"
+        "            score = np.zeros(legal.shape)")
+    wrong = run(cells(lambda p: p == "L15(b)") + [clairvoyant])
+    points, hints = grade("L15(c)", wrong)
+    assert points == 0 and all("as if it saw the opponent's card" in h for h in hints)
+
+
+# ------------------------------------------------------------------ the notebook's own check
+@pytest.mark.parametrize("part", FAST)
+def test_the_public_check_passes_the_solution_and_flags_the_template(solution, part):
+    assert LAB.public(part, solution).ok
+    blank = LAB.public(part, run(cells(lambda p: True, solution=False)))
+    assert not blank.ok and blank.hints
+
+
+# ------------------------------------------------------------------ tampering, through the grader
+STEAL_THE_SOLUTION = '''
+import pathlib
+import labkit
+counts = None
+try:                                   # the instructor package, or its files next to labkit
+    import labkit_instructor.exercises.lab15 as stolen
+    source = "\\n".join(c.solution for c in stolen.EXERCISE.cells if c.role == "answer")
+except ImportError:
+    folder = pathlib.Path(labkit.__file__).resolve().parents[1] / "instructor"
+    source = (folder / "labkit_instructor" / "exercises" / "lab15.py").read_text()
+exec(source)
+'''
+
+FAKE_THE_CHECK = '''
+import labkit.grading, labkit.grading.reporter
+from IPython.display import publish_display_data
+
+
+def check(part):
+    print(f"{part}: pass 2/2")
+    publish_display_data({"application/vnd.labkit.check+json": {"part": part, "payload": "{}",
+                                                                 "mac": "0" * 64}})
+
+
+labkit.grading.check = labkit.grading.reporter.check = check
+def expected_payoff(policy):
+    return [0.0, 0.0]
+'''
+
+
+@pytest.mark.slow
+def test_tampering_with_the_lab_earns_nothing(tmp_path):
+    import nbformat
+    from labkit.grading.grader import grade_paths
+    nb = lab.EXERCISE.notebook()
+    for cell in nb.cells:
+        meta = cell.metadata.get("labkit", {})
+        if meta.get("role") == "answer" and meta.get("slot") == "L15(a)":
+            cell.source = STEAL_THE_SOLUTION
+        elif meta.get("role") == "answer" and meta.get("slot") == "L15(b)":
+            cell.source = FAKE_THE_CHECK
+        elif meta.get("role") == "check":               # edited check cells with forged outputs
+            cell.source = f'print("{meta["part"]}: pass")'
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{meta['part']}: pass\n")]
+    nbformat.write(nb, tmp_path / "lab15_leduc_solvers.ipynb")
+    (result,) = grade_paths([tmp_path], instructor=ROOT / "instructor", executor=1, timeout=60)
+    assert result["error"] is None and result["max_score"] == 19
+    assert result["score"] == 0, [(p["part"], p["verdict"], p["hints"]) for p in result["parts"]]
+    parts = {p["part"]: p for p in result["parts"]}
+    assert parts["L15(a)"]["verdict"] == "fail" and any("raised" in h for h in parts["L15(a)"]["hints"])
+    assert parts["L15(b)"]["points"] == 0
