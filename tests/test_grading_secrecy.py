@@ -40,13 +40,13 @@ def student_wheel(tmp_path_factory):
     # from a clean copy of what the wheel is made of, as a fresh clone would build it
     out, src = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("src")
     shutil.copytree(ROOT / "labkit", src / "labkit", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "instructor", src / "instructor", ignore=shutil.ignore_patterns("__pycache__"))
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(src), "-w", str(out)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    (wheel,) = out.glob("labkit-*.whl")
+    (wheel,) = out.glob("labkit_marl-*.whl")        # the distribution is labkit-marl
     with zipfile.ZipFile(wheel) as z:
         return {name: z.read(name).decode("utf-8", "replace") for name in z.namelist()}
 
