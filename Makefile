@@ -6,7 +6,6 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 SOLUTIONS ?= 1
-COURSE_TOC := _build/_toc_course.yml
 
 .PHONY: book test test-fast notebooks exercises venv clean
 
@@ -25,14 +24,13 @@ $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
 
 venv: $(VENV)/.test-installed
 
+# make book REPOSITORY=https://github.com/ORG/REPO  turns on the launch buttons for one build (the
+# lasting setting is repository.url in _config.yml); make book SOLUTIONS=0  leaves the solutions out.
+REPOSITORY ?=
 book: $(VENV)/.book-installed
-ifeq ($(SOLUTIONS),0)
-	rm -rf _build/html _build/.doctrees
-	$(BIN)/python scripts/course_toc.py _toc.yml $(COURSE_TOC)
-	$(BIN)/jupyter-book build -W --path-output . --toc $(COURSE_TOC) .
-else
-	$(BIN)/jupyter-book build -W --path-output . .
-endif
+	$(if $(filter 0,$(SOLUTIONS)),rm -rf _build/html _build/.doctrees)
+	$(BIN)/jupyter-book build -W --path-output . $$($(BIN)/python scripts/book_config.py --out _build/config \
+	  $(if $(REPOSITORY),--repository $(REPOSITORY)) $(if $(filter 0,$(SOLUTIONS)),--no-solutions)) .
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile

@@ -16,7 +16,7 @@ from labkit.evaluate import (best_response, counterfactual_values, expected_payo
 from labkit.lp import zero_sum_equilibrium
 from labkit.policy import TabularPolicy, uniform_policy
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # public name -> module that defines it (loaded lazily)
 _LAZY = {

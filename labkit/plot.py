@@ -202,3 +202,30 @@ def reference_rate(ax, iterations, start_value, power=-0.5, label=None, **kwargs
     if label is None:
         label = f"$\\propto T^{{{power:g}}}$"
     return ax.plot(t, start_value * (t / t[0]) ** power, label=label, **kwargs)
+
+
+def publish(fig, name):
+    """Show a finished figure and hand it to the book under `name`.
+
+    In the book, a markdown cell places it as a numbered figure with a caption and alt text::
+
+        ```{glue:figure} name
+        :name: name
+        :alt: what the figure shows, for readers who cannot see it
+
+        The caption.
+        ```
+
+    and the prose cites it as ``{numref}`name```. Where Jupyter Book's ``myst_nb`` is not
+    installed (Colab, JupyterLite) the figure is simply shown. The figure is closed afterwards, so
+    pyplot does not show it a second time at the end of the cell.
+    """
+    from IPython.display import display
+    try:
+        from myst_nb import glue
+    except ImportError:
+        display(fig)
+    else:
+        glue(name, fig, display=True)
+    import matplotlib.pyplot as plt
+    plt.close(fig)

@@ -26,7 +26,9 @@ TERMINAL = -4
 class GameTree:
     """Arrays describing every history of a game. Build it with `labkit.games.load`.
 
-    Attributes (H histories, I infosets, A distinct actions, n players)
+    Shapes use H histories, I infosets, A distinct actions and n players.
+
+    Attributes
     ----------
     parent, action : (H,) int
         The parent history and the action that leads from it (-1 at the root).
@@ -43,7 +45,9 @@ class GameTree:
     infoset_keys : list of str
         Readable name of each infoset, e.g. "Q|pb" in Kuhn poker.
     infoset_player : (I,) int
+        The player who acts at each infoset.
     legal_mask : (I, A) bool
+        Which actions are legal at each infoset.
     infoset_parent_seq : (I,) int
         The acting player's previous sequence I' * A + a' on the way to I (-1 if none).
     own_last_seq : (H, n) int

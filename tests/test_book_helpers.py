@@ -155,3 +155,24 @@ def test_execute_script_rewrites_identical_bytes(tmp_path):
     assert len(nb.cells[0].outputs) == 1 and nb.cells[0].outputs[0].text == "0\n1\n2\n"
     view = nb.cells[1].outputs[0].data["application/vnd.jupyter.widget-view+json"]
     assert view["model_id"] in nb.metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
+
+
+def test_publish_glues_the_figure_for_the_book_and_closes_it(monkeypatch):
+    """In the book's toolchain the figure is glued under its name (and shown once); elsewhere
+    (no myst_nb, as in Colab) it is only shown. Either way pyplot forgets it."""
+    import matplotlib.pyplot as plt
+    import IPython.display
+    import myst_nb
+    shown, glued = [], []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
+    monkeypatch.setattr(myst_nb, "glue", lambda name, obj, display=True: glued.append((name, obj, display)))
+    fig, _ = plt.subplots()
+    lk.plot.publish(fig, "fig-test")
+    assert glued == [("fig-test", fig, True)] and shown == []
+    assert not plt.fignum_exists(fig.number)
+
+    monkeypatch.setitem(sys.modules, "myst_nb", None)          # `import myst_nb` now fails
+    fig, _ = plt.subplots()
+    lk.plot.publish(fig, "fig-test")
+    assert shown == [fig] and len(glued) == 1
+    assert not plt.fignum_exists(fig.number)

@@ -40,13 +40,13 @@ def student_wheel(tmp_path_factory):
     # from a clean copy of what the wheel is made of, as a fresh clone would build it
     out, src = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("src")
     shutil.copytree(ROOT / "labkit", src / "labkit", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "instructor", src / "instructor", ignore=shutil.ignore_patterns("__pycache__"))
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(src), "-w", str(out)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    (wheel,) = out.glob("labkit-*.whl")
+    (wheel,) = out.glob("labkit_marl-*.whl")        # the distribution is labkit-marl
     with zipfile.ZipFile(wheel) as z:
         return {name: z.read(name).decode("utf-8", "replace") for name in z.namelist()}
 
@@ -149,9 +149,9 @@ def test_the_material_loader_says_how_to_get_the_material(tmp_path):
 
 
 def test_the_course_build_of_the_book_has_no_solution_pages(tmp_path):
-    target = tmp_path / "toc.yml"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "course_toc.py"), str(ROOT / "_toc.yml"), str(target)],
-                   check=True, timeout=60)
+    target = tmp_path / "_toc.yml"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "book_config.py"), "--out", str(tmp_path), "--no-solutions"],
+                   check=True, timeout=60, capture_output=True)
     full = (ROOT / "_toc.yml").read_text()
     course = yaml.safe_load(target.read_text())
     files = []
@@ -172,7 +172,7 @@ def test_the_course_build_of_the_book_has_no_solution_pages(tmp_path):
     assert "chapters/01_many_learners" in files and "book/instructors" in files
     # and `make book SOLUTIONS=0` builds from that toc
     dry = subprocess.run(["make", "-n", "book", "SOLUTIONS=0"], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert "course_toc.py" in dry.stdout and "--toc _build/_toc_course.yml" in dry.stdout
+    assert "book_config.py" in dry.stdout and "--no-solutions" in dry.stdout
 
 
 def test_the_notebook_side_needs_no_grading_extra():
@@ -192,11 +192,12 @@ def test_the_course_site_is_built_without_solution_pages(tmp_path):
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     if not jupyter_book.exists():
         pytest.skip("jupyter-book is not installed in this environment")
-    toc = tmp_path / "toc.yml"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "course_toc.py"), str(ROOT / "_toc.yml"), str(toc)],
-                   check=True, timeout=60)
-    done = subprocess.run([str(jupyter_book), "build", "-W", "--path-output", str(tmp_path), "--toc", str(toc),
-                           str(ROOT)], capture_output=True, text=True, timeout=1200)
+    config = tmp_path / "config"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "book_config.py"), "--out", str(config),
+                    "--no-solutions"], check=True, timeout=60, capture_output=True)
+    done = subprocess.run([str(jupyter_book), "build", "-W", "--path-output", str(tmp_path),
+                           "--config", str(config / "_config.yml"), "--toc", str(config / "_toc.yml"), str(ROOT)],
+                          capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     html = tmp_path / "_build" / "html"
     pages = {p.relative_to(html).as_posix() for p in html.rglob("*.html")}

@@ -20,7 +20,7 @@ NO_SANDBOX_WARNING = ("labkit-grade: WARNING: --no-sandbox: student code runs as
 def _version():
     from importlib import metadata
     try:
-        labkit_version = metadata.version("labkit")
+        labkit_version = metadata.version("labkit-marl")
     except metadata.PackageNotFoundError:
         labkit_version = "unknown"
     return f"labkit-grade (labkit {labkit_version})"

@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -167,6 +168,9 @@ def _widget_check_notebook(path):
         raise RuntimeError(f"scripts/execute_notebooks.py failed on the widget check page: {error}")
 
 
+TEST_REPOSITORY = "https://github.com/example-course/labkit-book"
+
+
 def _build_site(tmp):
     """Build the front pages, chapter 1 and a widget check page with the book's own _config.yml.
 
@@ -175,7 +179,11 @@ def _build_site(tmp):
     """
     src = tmp / "src"
     (src / "chapters").mkdir(parents=True)
-    shutil.copy(ROOT / "_config.yml", src / "_config.yml")
+    # the launch buttons exist only once repository.url is set: build the test site as a course would
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import book_config
+    config = book_config.launch_settings(yaml.safe_load((ROOT / "_config.yml").read_text()), TEST_REPOSITORY)
+    (src / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     shutil.copytree(ROOT / "book", src / "book", ignore=shutil.ignore_patterns("instructors.md"))
     shutil.copy(ROOT / "chapters" / "01_many_learners.ipynb", src / "chapters")
     _widget_check_notebook(src / "chapters" / "widget_check.ipynb")
