@@ -3,7 +3,9 @@
 Every test reruns the first checkpoint of the first seed of one result and compares. The tabular
 references (CFR, CFR+, seeded MCCFR, tabular MMD) are numpy code and must agree to 1e-9. The JAX
 learners are bit-identical on the machine and library versions that made the file (recorded in its
-JSON), and there they must agree exactly; elsewhere XLA's float32 kernels may round differently
+JSON), and there they agree to float32 rounding (1e-6: a change of labkit's float64 evaluation around
+the network, e.g. how a policy is normalized, moves the last float32 bit); elsewhere XLA's float32
+kernels may round differently
 (other vector instructions), so the comparison allows 2e-3 in NashConv, far below the differences
 between seeds (about 0.1 at these checkpoints) and between methods.
 """
@@ -60,7 +62,7 @@ def test_a_slice_of_every_result_regenerates(name):
     for row in fresh:
         old = index[tuple(str(row[k]) for k in keys)]
         tabular = row.get("method") in ("CFR", "CFR+", "MCCFR (external sampling)", "MMD (tabular)")
-        tolerance = 1e-9 if tabular or exact else 2e-3
+        tolerance = 1e-9 if tabular else (1e-6 if exact else 2e-3)
         assert abs(float(old[value]) - row[value]) <= tolerance, (name, row, old[value])
         if name == "teams" and exact:
             assert old["greedy_actions"] == row["greedy_actions"]

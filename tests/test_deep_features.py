@@ -124,7 +124,7 @@ def test_import_without_jax_says_how_to_install():
             "try:\n    import labkit.deep\nexcept ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     from labkit.deep._install import INSTALL_HINT
-    assert INSTALL_HINT in out.stdout and 'labkit[deep]' in out.stdout
+    assert INSTALL_HINT in out.stdout and 'labkit-marl[deep]' in out.stdout
 
 
 def test_docstring_examples_run():

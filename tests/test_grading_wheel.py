@@ -27,10 +27,10 @@ def test_the_installed_grader_grades_a_solution(tmp_path):
     src, dist = tmp_path / "src", tmp_path / "dist"
     shutil.copytree(ROOT / "labkit", src / "labkit", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "instructor", src / "instructor", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(src), str(src / "instructor"), "-w", str(dist)])
-    (student,) = dist.glob("labkit-*.whl")
+    (student,) = dist.glob("labkit_marl-*.whl")         # the distribution is labkit-marl
     (instructor,) = dist.glob("labkit_instructor-*.whl")
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 import nbformat
 
 from nbclient import NotebookClient
+
+from labkit.kernel_polling import SlicedPollingMixin
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 OUTPUT_CAP = 200_000       # characters of output one cell may produce
@@ -47,8 +49,11 @@ class CellRun:
     error: str | None = None          # "NameError: name 'x' is not defined"
 
 
-class _CappedClient(NotebookClient):
-    """An nbclient that stops storing a cell's outputs once they pass `OUTPUT_CAP` characters."""
+class _CappedClient(SlicedPollingMixin, NotebookClient):
+    """An nbclient that stops storing a cell's outputs once they pass `OUTPUT_CAP` characters.
+
+    Its waits for the kernel are sliced (`labkit.kernel_polling`): a cell that draws into an Output
+    widget (``interact``) could otherwise lose its reply's wake-up and end as a false timeout."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

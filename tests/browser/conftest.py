@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -187,9 +188,16 @@ def _build_site(tmp):
     shutil.copytree(ROOT / "book", src / "book", ignore=shutil.ignore_patterns("instructors.md"))
     shutil.copy(ROOT / "chapters" / "01_many_learners.ipynb", src / "chapters")
     _widget_check_notebook(src / "chapters" / "widget_check.ipynb")
-    (src / "_toc.yml").write_text(
-        "format: jb-book\nroot: book/intro\nchapters:\n  - file: book/running\n  - file: book/notation\n"
-        "  - file: chapters/01_many_learners\n  - file: chapters/widget_check\n  - file: book/references\n")
+    # the pages chapter 1 links to must be built too (-W fails on a link to a page that is not)
+    chapter = (ROOT / "chapters" / "01_many_learners.ipynb").read_text(encoding="utf-8")
+    linked = sorted(set(re.findall(r"\.\./(exercises/[\w.]+)\.ipynb", chapter)))
+    (src / "exercises").mkdir()
+    for page in linked:
+        shutil.copy(ROOT / f"{page}.ipynb", src / "exercises")
+    pages = ["book/running", "book/notation", "book/glossary", "chapters/01_many_learners", *linked,
+             "chapters/widget_check", "book/references"]
+    (src / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n"
+                                  + "".join(f"  - file: {page}\n" for page in pages))
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", "-W", "--path-output", str(tmp), str(src)]
     start = time.perf_counter()
     result = subprocess.run(cmd, cwd=src, capture_output=True, text=True, timeout=600)

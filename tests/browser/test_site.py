@@ -87,8 +87,11 @@ def open_offline(browser, url):
 def test_chapter_page_shows_figures_and_rendered_math(site, browser, artifacts, image_hash):
     page, outside, errors = open_offline(browser, (site / "chapters" / "01_many_learners.html").as_uri())
     page.wait_for_load_state("load")
-    figures = page.locator(".cell_output img")
-    assert figures.count() >= 3, "chapter 1 should show at least its three figures"
+    figures = page.locator("figure img")
+    assert figures.count() >= 3, "chapter 1 should show at least its three numbered figures"
+    for k in range(figures.count()):
+        assert len(figures.nth(k).get_attribute("alt") or "") > 40, "a figure without a description"
+    assert page.locator("figcaption .caption-number").count() >= 3, "figures should be numbered"
     for k in range(figures.count()):
         figures.nth(k).scroll_into_view_if_needed()
         page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=figures.nth(k).element_handle())
