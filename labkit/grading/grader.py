@@ -24,7 +24,7 @@ executor; ``on_result`` sees every result as soon as it is ready.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import os
+import functools
 import secrets
 import time
 from pathlib import Path
@@ -339,28 +339,11 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
 
 
 def _executor(executor, count):
-    """(pool or None for serial, whether we own it)."""
-    if executor is None:
-        workers = min(os.cpu_count() or 1, count)
-    elif isinstance(executor, str):
-        if executor != "serial":
-            raise ValueError(f"executor must be None, 'serial', a number of workers or an object with submit(); "
-                             f"got the string {executor!r}")
-        return None, False
-    elif isinstance(executor, bool):
-        raise TypeError("executor must be None, 'serial', an int or an executor object, not a bool")
-    elif isinstance(executor, int):
-        if executor < 1:
-            raise ValueError(f"the number of workers must be at least 1, got {executor}")
-        workers = min(executor, count)
-    elif callable(getattr(executor, "submit", None)):
-        return executor, False
-    else:
-        raise TypeError(f"executor must be None, 'serial', an int or an object with a submit() method, "
-                        f"got {type(executor).__name__}")
-    if workers <= 1:
-        return None, False
-    return cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="labkit-grade"), True
+    """(pool or None for serial, whether we own it): `resolve_executor` with threads, since every
+    submission runs in a sandboxed child process of its own."""
+    from labkit.experiments.executors import resolve_executor
+    threads = functools.partial(cf.ThreadPoolExecutor, thread_name_prefix="labkit-grade")
+    return resolve_executor(executor, count, pool=threads)
 
 
 __all__ = ["grade_notebook", "grade_intake", "grade_paths", "take_in_all", "find_notebooks", "format_table",
