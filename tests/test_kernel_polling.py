@@ -7,6 +7,7 @@ there). That send consumes the edge-triggered signal on ``ZMQ_FD``, and the repl
 socket until the wait's timeout.
 """
 import asyncio
+import concurrent.futures
 import time
 from queue import Empty
 
@@ -17,6 +18,13 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.session import Session
 
 from labkit.kernel_polling import SlicedPollingMixin, poll_in_slices, sliced_get_msg
+
+
+def run(coroutine):
+    """asyncio.run in a thread of its own: a test that ran before in this worker may have left an
+    event loop running in the main thread, where asyncio.run refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 class _Client:
@@ -56,7 +64,7 @@ def _strand_one_message(interval):
             receiver.close(linger=0)
             context.term()
 
-    return asyncio.run(scenario())
+    return run(scenario())
 
 
 def test_plain_wait_sleeps_through_a_lost_wake_up():
@@ -84,7 +92,7 @@ def test_sliced_wait_keeps_the_callers_timeout():
             await sliced_get_msg(never, interval=0.05)(timeout=0.3)
         return time.monotonic() - start
 
-    elapsed = asyncio.run(wait())
+    elapsed = run(wait())
     assert elapsed >= 0.3                          # not before the deadline the caller asked for
     assert len(calls) >= 2 and max(calls) <= 0.05  # in slices, never one wait longer than a slice
 
@@ -99,7 +107,7 @@ def test_sliced_wait_without_timeout_keeps_waiting():
             raise Empty
         return answer
 
-    assert asyncio.run(sliced_get_msg(get_msg, interval=0.01)())["msg_type"] == "status"
+    assert run(sliced_get_msg(get_msg, interval=0.01)())["msg_type"] == "status"
 
 
 def test_poll_in_slices_wraps_once():
@@ -114,7 +122,7 @@ def test_poll_in_slices_wraps_once():
     client = poll_in_slices(poll_in_slices(_Client(shell, iopub), 0.5), 0.5)
     assert client.shell_channel.get_msg.sliced and client.iopub_channel.get_msg.sliced
     assert client.shell_channel.get_msg.__wrapped__ is get_msg   # not a slice of a slice
-    assert asyncio.run(client.shell_channel.get_msg(timeout=2)) == 0.5
+    assert run(client.shell_channel.get_msg(timeout=2)) == 0.5
 
 
 @pytest.mark.parametrize("interval", [0, -1, float("nan")])
@@ -131,8 +139,8 @@ def test_mixin_applies_to_the_started_kernel_client():
     class Client(SlicedPollingMixin, Base):
         poll_interval = 0.2
 
-    kc = asyncio.run(Client().async_start_new_kernel_client())
-    assert asyncio.run(kc.iopub_channel.get_msg(timeout=None)) == 0.2
+    kc = run(Client().async_start_new_kernel_client())
+    assert run(kc.iopub_channel.get_msg(timeout=None)) == 0.2
 
 
 async def _echo(timeout=None):
