@@ -7,7 +7,7 @@ Units of work, measured in CPU seconds (`time.process_time`) after one warm-up b
 on first use):
 
 * Deep CFR: external-sampling traversals per second, including the network training of each
-  iteration (the settings of data/deep's Leduc run, fewer iterations);
+  iteration (the settings of labkit/data/deep's Leduc run, fewer iterations);
 * NFSP: episodes (hands) per second, learning included;
 * neural MMD: iterations per second (exact action values + 50 Adam steps);
 * IndependentQ, VDN, QMIX, COMA: iterations (32 episodes + one Adam step) per second.

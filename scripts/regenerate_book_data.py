@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate the cached results that chapters 4 and 5 of the book read from data/book/.
+"""Regenerate the cached results that chapters 4 and 5 of the book read from labkit/data/book/.
 
     .venv/bin/python scripts/regenerate_book_data.py              # everything (~6 min of CPU, one core)
     .venv/bin/python scripts/regenerate_book_data.py ch04_mccfr_leduc
@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:                        # run from a checkout witho
 
 import labkit as lk                                  # noqa: E402
 
-DATA = ROOT / "data" / "book"
+DATA = ROOT / "labkit" / "data" / "book"
 
 # ----------------------------------------------------------------------------- chapter 4: MCCFR
 MCCFR_CHECKPOINTS = [int(t) for t in np.unique(np.round(np.logspace(1, 5, 25)).astype(int))]

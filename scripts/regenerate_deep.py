@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Regenerate the cached runs of labkit.deep that the book reads from data/deep/.
+"""Regenerate the cached runs of labkit.deep that the book reads from labkit/data/deep/.
 
-    .venv/bin/python scripts/regenerate_deep.py                 # everything (see data/deep/README.md for times)
+    .venv/bin/python scripts/regenerate_deep.py                 # everything (see labkit/data/deep/README.md for times)
     .venv/bin/python scripts/regenerate_deep.py deep_cfr_leduc nfsp_leduc
     .venv/bin/python scripts/regenerate_deep.py --list
     .venv/bin/python scripts/regenerate_deep.py --summary     # the README's table, from the files
@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 import labkit as lk  # noqa: E402
 from labkit import deep  # noqa: E402
 
-DATA = ROOT / "data" / "deep"
+DATA = ROOT / "labkit" / "data" / "deep"
 COMMAND = "python scripts/regenerate_deep.py"
 
 # ----------------------------------------------------------------------------- settings
@@ -217,7 +217,7 @@ def read_csv(path):
 
 def summary():
     """Markdown lines: the last checkpoint of every zero-sum result, median [min, max] over seeds, and
-    the CPU time of one seed's run (printed by --summary, pasted into data/deep/README.md)."""
+    the CPU time of one seed's run (printed by --summary, pasted into labkit/data/deep/README.md)."""
     lines = ["| result | method | budget | NashConv: median [min, max] over seeds | CPU s per seed |",
              "|---|---|---|---|---|"]
     for name, unit in (("deep_cfr_leduc", "iterations"), ("deep_cfr_kuhn", "iterations"), ("nfsp_leduc", "episodes"),

@@ -1,4 +1,4 @@
-"""Regenerate the cached EFR tournament results in data/efr/ (see data/efr/README.md).
+"""Regenerate the cached EFR tournament results in labkit/data/efr/ (see labkit/data/efr/README.md).
 
     .venv/bin/python scripts/regenerate_efr_results.py               # all 19 runs
     .venv/bin/python scripts/regenerate_efr_results.py leduc_fixed   # one of them
@@ -22,7 +22,7 @@ from labkit.experiments.games import PAPER_GAMES, paper_variants
 from labkit.experiments.results import TournamentResult
 from labkit.experiments.tournament import FIGURE_E5_VARIANTS, REGIMES
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "efr"
+DATA = Path(__file__).resolve().parents[1] / "labkit" / "data" / "efr"
 
 # name -> (game, regime, variants, fixed point): the nine games of the paper's Appendix E in both
 # regimes with the rows the paper shows (Figures E.1-E.6; Table 2 is a subset of the goofspiel

@@ -1,4 +1,4 @@
-"""Regenerate the cached results of Lab 15 (chapters/09_lab15_leduc.ipynb) in data/lab15/.
+"""Regenerate the cached results of Lab 15 (chapters/09_lab15_leduc.ipynb) in labkit/data/lab15/.
 
     .venv/bin/python scripts/regenerate_lab15.py                  # every run, one after the other
     .venv/bin/python scripts/regenerate_lab15.py --jobs 2         # two at a time (8 minutes on 2 busy cores)
@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:                  # run as a script from anywhere
 import labkit as lk                            # noqa: E402
 from labkit.mmd import sequence_form_payoff_max   # noqa: E402
 
-DATA = ROOT / "data" / "lab15"
+DATA = ROOT / "labkit" / "data" / "lab15"
 GAME = "leduc_poker"
 GROUPS = ("mccfr", "mmd", "psro")
 
@@ -241,7 +241,7 @@ def main(argv=None):
     parser.add_argument("groups", nargs="*", metavar="GROUP", help=f"groups to run (default all): {', '.join(GROUPS)}")
     parser.add_argument("--quick", "--slice", action="store_true",
                         help=f"only the first iterations of every run ({QUICK})")
-    parser.add_argument("--out-dir", default=str(DATA), help="where to write (default data/lab15)")
+    parser.add_argument("--out-dir", default=str(DATA), help="where to write (default labkit/data/lab15)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (processes)")
     args = parser.parse_args(argv)
     unknown = [g for g in args.groups if g not in GROUPS]

@@ -1,4 +1,4 @@
-"""The cached results of chapters 4 and 5 (data/book/) are what scripts/regenerate_book_data.py makes.
+"""The cached results of chapters 4 and 5 (labkit/data/book/) are what scripts/regenerate_book_data.py makes.
 
 Each test reruns a small slice of one cached result with the script's own functions and compares:
 CFR, CFR+ and PSRO are deterministic (agreement to 1e-9), seeded MCCFR runs must agree exactly. The
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data" / "book"
+DATA = ROOT / "labkit" / "data" / "book"
 LEDUC_UNIFORM_NASH_CONV = 4.7472222222222222       # OpenSpiel's value for the uniform policy
 
 

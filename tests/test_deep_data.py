@@ -1,4 +1,4 @@
-"""The cached runs of labkit.deep (data/deep/) are what scripts/regenerate_deep.py makes.
+"""The cached runs of labkit.deep (labkit/data/deep/) are what scripts/regenerate_deep.py makes.
 
 Every test reruns the first checkpoint of the first seed of one result and compares. The tabular
 references (CFR, CFR+, seeded MCCFR, tabular MMD) are numpy code and must agree to 1e-9. The JAX
@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("jax")
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data" / "deep"
+DATA = ROOT / "labkit" / "data" / "deep"
 
 
 def _load_script():

@@ -1,9 +1,9 @@
-"""The cached Appendix E runs (data/efr/) beside what the paper says about them.
+"""The cached Appendix E runs (labkit/data/efr/) beside what the paper says about them.
 
 The PDF's text keeps the numbers of Table 2 and of the Leduc tables (tests/test_experiments.py
 checks those); for the other games it keeps the claims of section 7 and Appendix E, and the
 authors' data give the diagonals (reference/efr_paper.md section 2.4). Each claim is checked on
-every run that is cached; data/efr/README.md lists the measured values beside the paper's words.
+every run that is cached; labkit/data/efr/README.md lists the measured values beside the paper's words.
 """
 from pathlib import Path
 
@@ -13,7 +13,7 @@ import pytest
 from labkit.experiments import REGIMES, TABLE_2_VARIANTS, TournamentResult, claims
 from labkit.experiments.games import PAPER_GAMES
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "efr"
+DATA = Path(__file__).resolve().parents[1] / "labkit" / "data" / "efr"
 RUNS = {game.stem(regime): (game, regime) for game in PAPER_GAMES for regime in REGIMES}
 CACHED = [name for name in RUNS if (DATA / f"{name}.json").exists()]
 TWO_PLAYER_ZERO_SUM = ("leduc", "goofspiel5_2p_descending", "goofspiel5_2p", "goofspiel4_2p_random")
@@ -69,7 +69,7 @@ AUTHORS_DIAGONALS = {"sheriff": (0.007, 0.378), "tiny_bridge_2p": (20.60, 20.75)
 def test_general_sum_diagonals_beside_the_authors_data(name):
     """The authors' data give the diagonals' range for the three games that are not zero-sum;
     those files average 1001 rounds, ours 500, and the payoffs still climb, so ours may sit a
-    little lower (see data/efr/README.md)."""
+    little lower (see labkit/data/efr/README.md)."""
     low, high = AUTHORS_DIAGONALS[RUNS[name][0].key]
     diagonal = np.diag(_load(name).matrix())
     assert abs(diagonal.min() - low) <= 0.05 and abs(diagonal.max() - high) <= 0.05

@@ -4,7 +4,7 @@ Two kinds of learners play here. Hand-made learners with known behaviour (a cons
 a cycle, a best responder) check the protocol itself: seat averaging, the fixed and simultaneous
 regimes, aggregation, units and files, against numbers computed by hand. EFR learners check the
 paper's numbers (reference/efr_paper.md: per-round anchors and Figure E.5) and the cached tables
-in data/efr/.
+in labkit/data/efr/.
 """
 import concurrent.futures as cf
 import json
@@ -441,7 +441,7 @@ def test_module_docstring_example_runs():
 
 
 # ---------------------------------------------------------------------------- the cached tables
-DATA = REPO / "data" / "efr"
+DATA = REPO / "labkit" / "data" / "efr"
 CACHED = sorted(p.stem for p in DATA.glob("*.json"))
 
 
@@ -522,7 +522,7 @@ def test_cached_tables_averaged_like_the_authors_data_match_every_entry(regime):
 
 
 def test_cached_exact_rule_table_stays_in_the_band():
-    """The same table with labkit's exact fixed point (data/efr/leduc_fixed_exact.json): a correct
+    """The same table with labkit's exact fixed point (labkit/data/efr/leduc_fixed_exact.json): a correct
     solver with different rounding. Columns CF and BPS (self-play without any fixed point) keep the
     insensitive rows at the printed decimal; elsewhere entries move, mostly within 30 mbb."""
     cached = TournamentResult.from_json(DATA / "leduc_fixed_exact.json")
@@ -545,7 +545,7 @@ def test_paper_numerics_reproduce_a_sensitive_column_live(column):
     assert np.abs(ours - published).max() <= HALF_DIGIT
 
 
-# runs of scripts/regenerate_efr_results.py not computed yet (data/efr/README.md says why and how
+# runs of scripts/regenerate_efr_results.py not computed yet (labkit/data/efr/README.md says why and how
 # long they take); regenerating one means deleting it here
 NOT_YET_CACHED = {"goofspiel5_2p_descending_fixed", "goofspiel5_2p_descending_simultaneous",
                   "sheriff_fixed", "sheriff_simultaneous",
@@ -592,7 +592,7 @@ def test_cached_goofspiel_tables_beside_table_2(column):
     cached, average = _goofspiel(stem)
     assert np.abs(np.diag(cached.matrix())).max() < 1e-12
     # the printed table comes from older data files that differ by about a point (efr_paper.md
-    # section 1); the three-player simultaneous regime moves most (see data/efr/README.md)
+    # section 1); the three-player simultaneous regime moves most (see labkit/data/efr/README.md)
     tolerance = 3.0 if (regime, players) == ("simultaneous", 3) else 1.5
     for name, printed in paper.TABLE_2.items():
         assert abs(average[name] - printed[column]) <= tolerance, (name, average[name], printed[column])

@@ -1,4 +1,4 @@
-"""The cached results of Lab 15 (data/lab15/) are what scripts/regenerate_lab15.py computes.
+"""The cached results of Lab 15 (labkit/data/lab15/) are what scripts/regenerate_lab15.py computes.
 
 The script is run with --quick, which reruns every cached run (every MCCFR seed, every MMD variant,
 both PSRO meta-solvers) for its first iterations, on the same evaluation grid; those rows must equal
@@ -16,7 +16,7 @@ import pytest
 import labkit as lk
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data" / "lab15"
+DATA = ROOT / "labkit" / "data" / "lab15"
 UNIFORM_NASH_CONV = 4.747222222222222       # Leduc, both players uniform (OpenSpiel gives the same)
 
 

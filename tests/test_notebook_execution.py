@@ -35,8 +35,6 @@ def _up_to_interact(folder):
     last = next(i for i, cell in enumerate(nb.cells)
                 if cell.cell_type == "code" and "widgets.interact(" in cell.source)
     nb.cells = nb.cells[:last + 1]
-    # the chapter reads cached results from ../data, as it does beside the repository's data/
-    (folder / "data").symlink_to(ROOT / "data")
     folder = folder / "chapters"
     folder.mkdir()
     path = folder / CHAPTER.name

@@ -14,7 +14,7 @@ units, writes CSV/JSON and draws a heatmap. The command line does the same:
 
 `PAPER_GAMES` lists the nine games of the paper's Appendix E with the rows of their tables;
 `curves` draws its Figures E.1-E.4 and `claims` measures its qualitative statements. Cached
-runs live in the repository's data/efr/; `load_cached` reads them.
+runs live in the repository's labkit/data/efr/; `load_cached` reads them.
 """
 from labkit.experiments import claims
 from labkit.experiments.games import PAPER_GAMES, paper_game

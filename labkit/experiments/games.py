@@ -37,7 +37,7 @@ class PaperGame:
     Attributes
     ----------
     key : str
-        Short name; the cached runs are ``data/efr/<key>_<regime>.json``.
+        Short name; the cached runs are ``labkit/data/efr/<key>_<regime>.json``.
     spec : str
         What `labkit.experiments.load_game` compiles ("openspiel:..." for OpenSpiel's games).
     title : str

@@ -56,7 +56,7 @@ ROUNDING_SENSITIVE = ("act_in", "csps", "tips", "tips_ex+in", "bhv")
 
 # Table 2 as printed, per variant: (fixed g(5,asc,2p), simultaneous g(5,asc,2p), fixed g(4,asc,3p),
 # simultaneous g(4,asc,3p)), win %. The column order is the one of the extracted text; the garbled
-# header suggests another, which the tournament's own numbers settle (see data/efr/README.md).
+# header suggests another, which the tournament's own numbers settle (see labkit/data/efr/README.md).
 TABLE_2 = dict(zip(TABLE_2_VARIANTS, ((52, 46, 48, 87), (56, 50, 51, 84), (57, 50, 52, 91), (58, 51, 52, 85),
                                       (59, 51, 52, 83), (60, 51, 52, 91), (60, 51, 53, 88), (65, 51, 53, 93))))
 TABLE_2_COLUMNS = (("fixed", 2), ("simultaneous", 2), ("fixed", 3), ("simultaneous", 3))

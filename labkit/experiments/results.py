@@ -193,15 +193,16 @@ def _label(name):
     return name.upper() if isinstance(name, str) else str(name)
 
 
-CACHE_DIRECTORY = Path(__file__).resolve().parents[2] / "data" / "efr"
+# inside the package (labkit.data), so that an installed wheel or a browser kernel has the runs too
+CACHE_DIRECTORY = Path(__file__).resolve().parents[1] / "data" / "efr"
 
 
 def load_cached(name, directory=None):
-    """A cached tournament of the repository's data/efr/, e.g. ``load_cached("leduc_fixed")``.
+    """A cached tournament of labkit.data's efr/ folder, e.g. ``load_cached("leduc_fixed")``.
 
     Names: ``<game key>_<regime>`` for the nine games of `labkit.experiments.PAPER_GAMES`
     (leduc_fixed, goofspiel4_3p_descending_simultaneous, sheriff_fixed, ...) and
-    leduc_fixed_exact; data/efr/README.md lists which are cached.
+    leduc_fixed_exact; labkit/data/efr/README.md lists which are cached.
     """
     directory = Path(directory) if directory is not None else CACHE_DIRECTORY
     path = directory / f"{name}.json"
