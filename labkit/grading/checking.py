@@ -30,8 +30,8 @@ class Item:
 @dataclass
 class PartResult:
     """The verdict on one part: ``pass``, ``partial`` or ``fail`` from the checks; the grader
-    adds ``missing``, ``error``, ``timeout``, ``output-flood``, ``kernel-died``, ``tampered``
-    and ``budget``."""
+    adds ``missing``, ``error``, ``timeout``, ``output-flood``, ``kernel-died``,
+    ``out-of-memory``, ``tampered`` and ``budget``."""
     part: str
     verdict: str
     points: float

@@ -44,6 +44,7 @@ MAX_KERNELS = 8               # kernels one notebook may use (a kernel is replac
 STARTUP_ALLOWANCE = 30.0      # seconds of wall time beyond the budget (the budget counts from the driver's start)
 
 VERDICT_OF = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood", "budget": "budget"}
+OUT_OF_MEMORY = "out-of-memory"
 NOT_GRADABLE, GRADED, FLAGGED = "not gradable", "graded", "flagged"
 TAMPERED = object()
 
@@ -59,10 +60,12 @@ def _student_name(path, root):
 
 
 def _blank_result(intake, mat):
+    """A not-gradable row: no score at all (None, never 0: a 0 in a gradebook is a failing
+    grade), and the exercise's maximum when the exercise is known (None otherwise)."""
     ex = mat.EXERCISES.get(intake.exercise) if intake.exercise else None
     return {"student": intake.student, "student_id": intake.student, "path": intake.path,
-            "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None, "score": 0.0,
-            "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else 0.0,
+            "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None, "score": None,
+            "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else None,
             "parts": [], "written": [], "error": None, "flags": list(intake.flags), "seconds": 0.0}
 
 
@@ -93,7 +96,8 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
         ``{"student", "student_id", "path", "exercise", "status", "reason", "score", "max_score",
         "parts": [...], "written": [...], "error", "flags", "seconds"}``. ``status`` is
         "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then ``error`` says
-        why, for the student, and the score does not count).
+        why, for the student, ``score`` is None and ``max_score`` the exercise's maximum, or
+        None when the notebook does not say which exercise it is).
     """
     mat = _material.load(instructor)
     path = Path(path)
@@ -157,19 +161,38 @@ def _run_and_grade(exercise, submission, timeout, mat, sandbox, budget, limits):
 
 def _cell_events(events, count):
     """The first event the driver sent for each cell index (later ones, which student code
-    could write, are ignored), and the first fatal error."""
-    cells, fatal = {}, None
+    could write, are ignored), and the first fatal error. Each kept event gains ``oom`` and
+    ``forks_refused``: how many processes the OOM killer ended, and how many forks the process
+    limit refused, since the event before it (from the sandbox's stamps; 0 without them)."""
+    from labkit.grading.sandbox import SANDBOX_KEY
+    cells, fatal, seen = {}, None, (0, 0)
     for e in events:
+        stamp = e.get(SANDBOX_KEY) or {}
+        now = (stamp.get("oom_kills", seen[0]), stamp.get("process_limit_hits", seen[1]))
+        delta, seen = (now[0] - seen[0], now[1] - seen[1]), now
         kind, index = e.get("event"), e.get("index")
         if kind == "cell" and isinstance(index, int) and 0 <= index < count and index not in cells \
                 and isinstance(e.get("status"), str):
-            cells[index] = e
+            cells[index] = {**e, "oom": delta[0], "forks_refused": delta[1]}
         elif kind == "fatal" and fatal is None:
             fatal = str(e.get("error"))[:500]
-    return cells, fatal
+    return cells, fatal, seen
 
 
-def _stopped_reason(run, fatal):
+def _memory_limit(run):
+    return f"memory limit of {run.memory // 2 ** 20} MiB reached" if run.memory else "memory limit reached"
+
+
+def _process_note(run, event):
+    """A note when forks were refused at the sandbox's process limit during a cell that failed."""
+    if event.get("forks_refused") and event["status"] != "ok":
+        return f" (process limit of {run.processes} tasks reached)"
+    return ""
+
+
+def _stopped_reason(run, fatal, unexplained_oom=0):
+    if unexplained_oom:
+        return OUT_OF_MEMORY, f"the notebook stopped before this part: {_memory_limit(run)}"
     if fatal:
         return "kernel-died", f"the notebook could not go on: {fatal}"
     if run.note == "wall":
@@ -178,11 +201,14 @@ def _stopped_reason(run, fatal):
         return "output-flood", "the notebook sent more output than the grader reads"
     if not run.events and run.stderr.strip():        # it never started: say why, for the instructor
         return "kernel-died", f"the sandbox stopped at once ({run.stderr.strip().splitlines()[-1][:300]})"
+    if run.process_limit_hits:
+        return "kernel-died", f"the sandbox ended before this part (process limit of {run.processes} tasks reached)"
     return "kernel-died", "the sandbox ended before this part (out of memory, or a process limit?)"
 
 
 def _verdicts(plan, run, nonces, specs, mat):
-    cells, fatal = _cell_events(run.events, len(plan))
+    cells, fatal, (counted_oom, _) = _cell_events(run.events, len(plan))
+    unexplained = max(run.oom_kills - counted_oom, 0)      # after the last event: it ended the run
     trouble, results = {}, {}
     for index, (role, part, _source) in enumerate(plan):
         if role == "setup":
@@ -192,14 +218,18 @@ def _verdicts(plan, run, nonces, specs, mat):
             if part in trouble:
                 continue
             if event is None:
-                trouble[part] = _stopped_reason(run, fatal)
+                trouble[part] = _stopped_reason(run, fatal, unexplained)
+            elif event["oom"]:
+                trouble[part] = (OUT_OF_MEMORY, f"your answer cell: {_memory_limit(run)} (by all the notebook's "
+                                                "processes together; the grader ended one of them)")
             elif event["status"] in VERDICT_OF:
                 message = event.get("error") or "the time budget of the notebook was used up before this cell"
-                trouble[part] = (VERDICT_OF[event["status"]], f"your answer cell: {message}")
+                trouble[part] = (VERDICT_OF[event["status"]],
+                                 f"your answer cell: {message}{_process_note(run, event)}")
             elif event["status"] == "error":
-                trouble[part] = ("error", f"your answer cell raised {event.get('error')}")
+                trouble[part] = ("error", f"your answer cell raised {event.get('error')}{_process_note(run, event)}")
             continue
-        results[part] = _grade_check(part, event, trouble.get(part), nonces, specs, mat, run, fatal)
+        results[part] = _grade_check(part, event, trouble.get(part), nonces, specs, mat, run, fatal, unexplained)
     return [results[p] for p in specs]
 
 
@@ -219,11 +249,14 @@ def _record(records, nonce, part):
     return TAMPERED if seen and found is None else found
 
 
-def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal):
+def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal, unexplained_oom=0):
     if trouble and trouble[0] != "error":
         return _failed(part, trouble[0], trouble[1], specs)
     if event is None:
-        return _failed(part, *_stopped_reason(run, fatal), specs)
+        return _failed(part, *_stopped_reason(run, fatal, unexplained_oom), specs)
+    if event["oom"]:
+        return _failed(part, OUT_OF_MEMORY, f"the check: {_memory_limit(run)} while it evaluated your answer "
+                                            "-- do your functions build very large arrays?", specs)
     status = event["status"]
     if status in VERDICT_OF:
         message = event.get("error") or "the time budget of the notebook was used up before the check"
