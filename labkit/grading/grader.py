@@ -40,6 +40,7 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_BUDGET = 600.0        # seconds one notebook may take in all
 SETUP_TIMEOUT = 120.0         # the master's own setup cells (imports) may be slow on a loaded machine
 MAX_ANSWER_CELLS = 10         # cells of one answer slot run one by one; more are joined into the last
+TIMED_CHECK_FACTOR = 2.0      # a timed probe call may take twice its budget before its check cell times out
 MAX_KERNELS = 8               # kernels one notebook may use (a kernel is replaced when it dies or hangs)
 STARTUP_ALLOWANCE = 30.0      # seconds of wall time beyond the budget (the budget counts from the driver's start)
 
@@ -147,16 +148,51 @@ def _capped(submission, notes):
 
 def _run_and_grade(exercise, submission, timeout, mat, sandbox, budget, limits):
     from labkit.grading.sandbox import DEFAULT_LIMITS, run_driver
-    from labkit.grading.wire import encode_specs
     notes = []
     plan = graded_cells(exercise, _capped(submission, notes))
     specs = {p: mat.spec_for(p) for p in exercise.parts}
-    sealed_specs = encode_specs(specs)
-    seals = [{"nonce": secrets.token_hex(16), "specs": sealed_specs} for _ in range(MAX_KERNELS)]
-    job = {"cells": [list(c) for c in plan], "timeout": timeout, "setup_timeout": max(timeout, SETUP_TIMEOUT),
-           "budget": budget, "seals": seals}
+    job, nonces = build_job(plan, specs, timeout, budget, _encoded_specs(exercise, specs))
     run = run_driver(job, sandbox=sandbox, limits=limits or DEFAULT_LIMITS, wall=budget + STARTUP_ALLOWANCE)
-    return _verdicts(plan, run, [s["nonce"] for s in seals], specs, mat), notes
+    return _verdicts(plan, run, nonces, specs, mat), notes
+
+
+_encoded = {}
+
+
+def _encoded_specs(exercise, specs):
+    """The part specifications with their probes encoded for the kernel, once per exercise in
+    this process (shared by every submission and worker thread: ~1.3 MB for Lab 15)."""
+    key = (exercise.number, tuple(map(id, specs.values())))
+    if key not in _encoded:
+        from labkit.grading.wire import encode_specs
+        _encoded[key] = (tuple(specs.values()), encode_specs(specs))     # the specs kept alive: ids stay theirs
+    return _encoded[key][1]
+
+
+def build_job(plan, specs, timeout, budget, sealed_specs):
+    """(the driver's job, the nonces): the cells, the timeouts, one copy of the encoded part
+    specifications and one fresh nonce per kernel the driver may start (`MAX_KERNELS`); the
+    driver pairs the specifications with each kernel's nonce when it writes that kernel's seal."""
+    nonces = [secrets.token_hex(16) for _ in range(MAX_KERNELS)]
+    job = {"cells": [list(c) for c in plan], "timeout": timeout, "setup_timeout": max(timeout, SETUP_TIMEOUT),
+           "budget": budget, "timeouts": _check_timeouts(plan, specs, timeout), "specs": sealed_specs,
+           "seals": [{"nonce": n} for n in nonces]}
+    return job, nonces
+
+
+def _check_timeouts(plan, specs, timeout):
+    """{index: seconds} for the check cells of parts whose probe calls are timed: long enough
+    for every timed call to run its repeats at `TIMED_CHECK_FACTOR` times its budget, so that a
+    slow answer is told it is slow (and by how much) rather than that its check timed out."""
+    out = {}
+    for index, (role, part, _source) in enumerate(plan):
+        timing = getattr(specs.get(part), "timing", None) if role == "check" else None
+        if timing:
+            needed = sum(TIMED_CHECK_FACTOR * budget * repeats * len(specs[part].probes[name])
+                         for name, (budget, repeats) in timing.items())
+            if needed > timeout:
+                out[str(index)] = needed
+    return out
 
 
 def _cell_events(events, count):
