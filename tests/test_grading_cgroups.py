@@ -224,3 +224,15 @@ def test_an_oom_after_the_last_event_explains_the_parts_never_reached():
     p1, p2 = _verdicts(plan, Run, ["0" * 32], specs, None)
     assert p1.verdict == p2.verdict == "out-of-memory"
     assert "memory limit of 768 MiB reached" in p2.hints[0]
+
+
+def test_an_oom_in_the_setup_is_named_for_every_part():
+    from labkit.grading.grader import _verdicts
+    from labkit.grading.checking import part_spec
+
+    class Run:
+        events = [{"event": "fatal", "error": "the kernel died", sandbox.SANDBOX_KEY: {"oom_kills": 1}}]
+        oom_kills, process_limit_hits, memory, processes, note, stderr = 1, 0, 512 * MIB, 64, None, ""
+    plan = [("setup", None, ""), ("answer", "p1", ""), ("check", "p1", "")]
+    (p1,) = _verdicts(plan, Run, ["0" * 32], {"p1": part_spec("p1", ["x"], lambda v: None, 2)}, None)
+    assert p1.verdict == "out-of-memory" and "memory limit of 512 MiB reached" in p1.hints[0]

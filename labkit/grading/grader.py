@@ -212,6 +212,8 @@ def _cell_events(events, count):
             cells[index] = {**e, "oom": delta[0], "forks_refused": delta[1]}
         elif kind == "fatal" and fatal is None:
             fatal = str(e.get("error"))[:500]
+            if delta[0]:                 # the setup ran out of memory: no part ran
+                seen = (seen[0] - delta[0], seen[1])
     return cells, fatal, seen
 
 
@@ -244,7 +246,8 @@ def _stopped_reason(run, fatal, unexplained_oom=0):
 
 def _verdicts(plan, run, nonces, specs, mat):
     cells, fatal, (counted_oom, _) = _cell_events(run.events, len(plan))
-    unexplained = max(run.oom_kills - counted_oom, 0)      # after the last event: it ended the run
+    # after the last cell (or in the setup): it ended the run
+    unexplained = max(run.oom_kills - counted_oom, 0)
     trouble, results = {}, {}
     for index, (role, part, _source) in enumerate(plan):
         if role == "setup":
