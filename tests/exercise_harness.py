@@ -1,11 +1,8 @@
 """Run an exercise's answer cells in this process and grade them with its hidden checks, the way the
 grader does in a kernel: each name of a part collected, each function called at the hidden probe
-arguments (deep copies), the results made plain JSON by the reporter's `to_plain`."""
-import copy
+arguments (deep copies) and timed, the results made plain JSON: the reporter's own `collect`."""
 import sys
 from pathlib import Path
-
-from labkit.grading.reporter import to_plain
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "instructor") not in sys.path:          # the instructor distribution, from the repository
@@ -41,26 +38,11 @@ class Harness:
         return namespace
 
     def collect(self, part, namespace):
-        """What the sealed reporter records for `part`: {name: value or [results at the probes]}."""
-        spec, out = self.specs[part], {}
-        for name in spec.names:
-            if name not in namespace:
-                out[name] = {"__error__": f"`{name}` is not defined"}
-                continue
-            try:
-                if name in spec.probes:
-                    results = []
-                    for args in spec.probes[name]:
-                        try:
-                            results.append(to_plain(namespace[name](*copy.deepcopy(args))))
-                        except Exception as exc:
-                            results.append({"__error__": f"{type(exc).__name__}: {exc}"})
-                    out[name] = results
-                else:
-                    out[name] = to_plain(namespace[name])
-            except Exception as exc:
-                out[name] = {"__error__": f"{type(exc).__name__}: {exc}"}
-        return out
+        """What the sealed reporter records for `part`: {name: value or [results at the probes]},
+        with the seconds of each probe call under ``"__seconds__"`` (the reporter's own collector,
+        given the hidden spec)."""
+        from labkit.grading.reporter import collect
+        return collect(part, namespace, spec=self.specs[part])
 
     def grade(self, part, namespace):
         """(points, hints) of one part."""

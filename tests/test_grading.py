@@ -295,7 +295,7 @@ def test_malformed_notebooks_get_clear_messages(tmp_path):
         (tmp_path / name).write_bytes(data)
         r = grade_notebook(tmp_path / name)
         assert message in r["error"], (name, r["error"])
-        assert r["score"] == 0 and r["parts"] == []
+        assert r["score"] is None and r["parts"] == []
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         status = main([str(tmp_path / "broken.ipynb")])

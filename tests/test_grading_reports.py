@@ -5,7 +5,7 @@ import json
 import nbformat
 import pytest
 
-from _grading_support import EXERCISES, INSTRUCTOR
+from _grading_support import EXERCISES, INSTRUCTOR, MATERIAL
 from labkit.grading import report
 from labkit.grading.__main__ import main
 
@@ -34,7 +34,7 @@ def test_csv_cells_never_start_a_formula(text):
 
 
 def test_csv_has_one_row_per_student_and_empty_scores_when_not_gradable(tmp_path):
-    broken = _result(student="=bob", student_id="=bob", status="not gradable", error="bob.ipynb is a FIFO", score=0.0,
+    broken = _result(student="=bob", student_id="=bob", status="not gradable", error="bob.ipynb is a FIFO", score=None,
                      parts=[])
     path = tmp_path / "grades.csv"
     report.write_csv([_result(), broken], path, exercises=[EXERCISES["27.4"]])
@@ -48,7 +48,8 @@ def test_csv_has_one_row_per_student_and_empty_scores_when_not_gradable(tmp_path
 
 
 def test_the_table_shows_one_total_per_student_and_no_score_when_not_gradable():
-    text = report.format_table([_result(), _result(student="cy", status="not gradable", error="cy: broken", parts=[])])
+    text = report.format_table([_result(), _result(student="cy", status="not gradable", error="cy: broken", parts=[],
+                                                         score=None)])
     assert text.count("  total  3/5") == 1 and "total  5/5" not in text.replace("total 5/5", "")
     assert "total  -/5 (not gradable: no score)" in text
     assert [line for line in text.splitlines() if line.startswith("  total")] == ["  total  3/5",
@@ -80,7 +81,9 @@ def test_the_command_line_writes_every_report_as_it_goes(tmp_path, capfd):
                    str(out / "feedback"), "--workers", "2", "--instructor", str(INSTRUCTOR)])
     stdout, stderr = capfd.readouterr()
     assert status == 1                          # cy could not be graded
-    assert stderr.strip() == ""                 # no per-kernel warnings, no progress bar off a terminal
+    # no per-kernel warnings, no progress bar off a terminal (only, where the machine has no
+    # control groups for the grader, its one line saying so)
+    assert [line for line in stderr.splitlines() if not line.startswith("labkit-grade: note: no control group")] == []
     assert "total  5/5" in stdout and "total  0/5" in stdout and "total  -/5" in stdout
     with open(out / "g.csv", newline="") as f:
         rows = {row["student_id"]: row for row in csv.DictReader(f)}
@@ -88,11 +91,37 @@ def test_the_command_line_writes_every_report_as_it_goes(tmp_path, capfd):
         "ann": ("graded", "5"), "ben": ("graded", "0"), "cy": ("not gradable", "")}
     lines = [json.loads(line) for line in (out / "g.jsonl").read_text().splitlines()]
     assert sorted(r["student"] for r in lines) == ["ann", "ben", "cy"]
+    by_student = {r["student"]: r for r in lines}
+    assert (by_student["cy"]["score"], by_student["cy"]["max_score"]) == (None, 5)   # null: no score, not 0
+    assert (by_student["ben"]["score"], by_student["ann"]["score"]) == (0, 5)
     feedback = sorted(p.name for p in (out / "feedback").iterdir())
     assert feedback == ["ann.html", "ann.md", "ben.html", "ben.md", "cy.html", "cy.md"]
     assert "not graded" in (out / "feedback" / "cy.md").read_text()
     assert "hint" not in (out / "feedback" / "ann.md").read_text().lower()
     assert (out / "feedback" / "ben.md").read_text().count("- ") >= 2          # the blank gets hints
+
+
+def test_a_not_gradable_notebook_has_a_null_score_in_json_and_python(tmp_path, capsys):
+    """No kernel runs: the notebook is refused (another exercise than the one asked for)."""
+    from labkit.grading.grader import grade_notebook
+    path = tmp_path / "ann.ipynb"
+    nbformat.write(EXERCISES["27.3"].notebook(solution=True), path)
+    status = main([str(path), "--exercise", "27.2", "--json", "--jsonl", str(tmp_path / "g.jsonl"),
+                   "--instructor", str(INSTRUCTOR)])
+    assert status == 1
+    printed = json.loads(capsys.readouterr().out)
+    (line,) = [json.loads(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()]
+    seven = sum(MATERIAL.spec_for(p).max_points for p in EXERCISES["27.2"].parts)
+    for row in (printed, line):
+        assert row["status"] == "not gradable" and row["score"] is None and row["max_score"] == seven == 7
+    assert '"score": null' in (tmp_path / "g.jsonl").read_text()
+    python = grade_notebook(path, exercise="27.2", instructor=INSTRUCTOR)
+    assert python["score"] is None and python["max_score"] == 7
+    unknown = tmp_path / "plain.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]), unknown)
+    r = grade_notebook(unknown, instructor=INSTRUCTOR)
+    assert r["score"] is None and r["max_score"] is None          # no exercise, so no maximum either
+    assert "total  -/- (not gradable: no score)" in report.format_table([r])
 
 
 def test_version_and_usage_errors(capsys):

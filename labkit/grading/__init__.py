@@ -46,8 +46,9 @@ Isolation (`labkit.grading.sandbox`)
 ------------------------------------
 Every submission runs in its own bubblewrap sandbox: its own uid (as root), PID and network
 namespaces, a read-only view of the system, the Python installation and labkit only, a private
-tmpfs, a clean environment, rlimits, and a wall-clock limit; everything it started is killed when
-it is done. The kernel and its driver (`labkit.grading.driver`) both live inside and return the
+tmpfs, a clean environment, a control group of its own with one memory and one process limit for
+all its processes together (`labkit.grading.cgroups`; rlimits per process where no group can be
+made), rlimits, and a wall-clock limit; everything it started is killed when it is done. The kernel and its driver (`labkit.grading.driver`) both live inside and return the
 check records on a pipe (the module's docstring says why). `labkit-grade` refuses to run without a
 working sandbox unless given ``--no-sandbox``.
 

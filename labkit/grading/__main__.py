@@ -1,5 +1,6 @@
 """Command line: ``labkit-grade PATH... [--csv FILE] [--jsonl FILE] [--feedback DIR] [--json] [--timeout S]
-[--budget S] [--workers N] [--exercise 27.K] [--instructor DIR] [--no-sandbox]``.
+[--budget S] [--memory MIB] [--processes N] [--workers N] [--exercise 27.K] [--instructor DIR]
+[--no-sandbox]``.
 
 Grades every .ipynb given or found under the given folders, each in its own sandbox, and prints a
 score table (or JSON). Rows are written to the CSV and JSON-lines files as each notebook is done.
@@ -36,6 +37,10 @@ def _parser():
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds each cell may run (default 60)")
     p.add_argument("--budget", type=float, default=600.0, metavar="S",
                    help="seconds one notebook may take in all (default 600)")
+    p.add_argument("--memory", type=int, default=2048, metavar="MIB",
+                   help="MiB of memory one notebook may use, all its processes together (default 2048)")
+    p.add_argument("--processes", type=int, default=64, metavar="N",
+                   help="processes and threads one notebook may run at once (default 64)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="notebooks graded at the same time (default: one per core)")
     p.add_argument("--exercise", metavar="27.K", help="refuse notebooks of any other exercise")
@@ -56,7 +61,24 @@ def _usage_error(args):
         return "--budget must be positive"
     if args.workers is not None and args.workers < 1:
         return "--workers must be at least 1"
+    from labkit.grading.sandbox import MIN_MEMORY, MIN_PROCESSES, MIB
+    if args.memory < MIN_MEMORY // MIB:
+        return f"--memory must be at least {MIN_MEMORY // MIB} (MiB; the kernel and its driver need about 300)"
+    if args.processes < MIN_PROCESSES:
+        return f"--processes must be at least {MIN_PROCESSES} (the kernel alone runs a dozen threads)"
     return None
+
+
+def confinement_note(memory_mib):
+    """One line for the grader's output when no control group per submission can be made
+    (not root, a read-only or absent hierarchy): the limits then apply per process. None when
+    control groups are used."""
+    from labkit.grading.cgroups import available
+    hierarchy, why = available()
+    if hierarchy is not None:
+        return None
+    return (f"labkit-grade: note: no control group per notebook ({why}); memory is limited per process "
+            f"({memory_mib} MiB of address space each), not per notebook, and the process count per user")
 
 
 def main(argv=None):
@@ -102,12 +124,17 @@ def main(argv=None):
         except SandboxUnavailable as exc:
             print(f"labkit-grade: refusing to grade: {exc}", file=sys.stderr)
             return 2
+    note = confinement_note(args.memory)
+    if note:
+        print(note, file=sys.stderr)
     return _grade(args, mat)
 
 
 def _grade(args, mat):
     from labkit.grading import report
     from labkit.grading.grader import grade_paths
+    from labkit.grading.sandbox import MIB, Limits
+    limits = Limits(memory=args.memory * MIB, processes=args.processes)
     logs = []
 
     def on_start(intakes):
@@ -129,7 +156,7 @@ def _grade(args, mat):
     try:
         results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor,
                               progress=sys.stderr.isatty(), instructor=args.instructor,
-                              sandbox=not args.no_sandbox, budget=args.budget, on_start=on_start,
+                              sandbox=not args.no_sandbox, budget=args.budget, limits=limits, on_start=on_start,
                               on_result=on_result)
     finally:
         for log in logs:

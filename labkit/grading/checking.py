@@ -30,8 +30,8 @@ class Item:
 @dataclass
 class PartResult:
     """The verdict on one part: ``pass``, ``partial`` or ``fail`` from the checks; the grader
-    adds ``missing``, ``error``, ``timeout``, ``output-flood``, ``kernel-died``, ``tampered``
-    and ``budget``."""
+    adds ``missing``, ``error``, ``timeout``, ``output-flood``, ``kernel-died``,
+    ``out-of-memory``, ``tampered`` and ``budget``."""
     part: str
     verdict: str
     points: float
@@ -51,20 +51,33 @@ class PartResult:
 
 @dataclass(frozen=True)
 class PartSpec:
-    """A hidden check: the names the part reads, its grade function, its points, and the probe
+    """A hidden check: the names the part reads, its grade function, its points, the probe
     arguments at which function-valued answers are evaluated (the grader passes these into the
-    kernel, so they may differ from the public ones)."""
+    kernel, so they may differ from the public ones), and the timing of probe calls whose speed
+    is graded: ``{name: (budget_seconds, repeats)}`` -- a call slower than the budget is run
+    again, up to ``repeats`` times in all, and the fastest run is reported (see
+    `labkit.grading.reporter`)."""
     part: str
     names: tuple
     grade: Callable
     max_points: float
     probes: dict = field(default_factory=dict)
+    timing: dict = field(default_factory=dict)
 
 
-def part_spec(part, names, grade, max_points, probes=None):
+def part_spec(part, names, grade, max_points, probes=None, timing=None):
     """A `PartSpec`: the part's id, the names its grade function reads, the function, the
-    points, and the probe arguments of function-valued answers."""
-    return PartSpec(part, tuple(names), grade, float(max_points), dict(probes or {}))
+    points, the probe arguments of function-valued answers and the timing of the timed ones
+    (``{name: (budget_seconds, repeats)}``)."""
+    probes, timing = dict(probes or {}), dict(timing or {})
+    for name, entry in timing.items():
+        if name not in probes:
+            raise ValueError(f"{part}: timing names {name!r}, which has no probes")
+        budget, repeats = entry
+        if not (isinstance(budget, (int, float)) and budget > 0 and isinstance(repeats, int) and repeats >= 1):
+            raise ValueError(f"{part}: timing of {name!r} must be (budget > 0 seconds, repeats >= 1), got {entry!r}")
+        timing[name] = (float(budget), repeats)
+    return PartSpec(part, tuple(names), grade, float(max_points), probes, timing)
 
 
 class Wrong(Exception):

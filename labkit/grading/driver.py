@@ -5,9 +5,11 @@
 It runs *inside* the grading sandbox (`labkit.grading.sandbox`), next to the kernel it drives;
 the grader, outside, reads its standard output and computes the verdicts. The job, read from
 standard input, is ``{"cells": [[role, part, source], ...], "timeout", "setup_timeout", "budget",
-"seals": [{"nonce", "specs"}, ...]}``: the master's cells with the student's answers in place
-(setup cells first), and one seal per kernel the driver may start (the nonce that signs the
-check records and the part specifications with the hidden probes).
+"timeouts", "specs", "seals": [{"nonce"}, ...]}``: the master's cells with the student's answers
+in place (setup cells first), per-cell timeouts that replace ``timeout`` (``{index: seconds}``,
+for the check cells of timed parts), the part specifications with the hidden probes (one copy,
+written into each kernel's seal) and one seal per kernel the driver may start (the nonce that
+signs the check records).
 
 Events (one JSON object per line): ``{"event": "cell", "index", "status", "error", "records",
 "generation"}`` for every non-setup cell (status ok, error, timeout, flood, dead, skipped or
@@ -66,14 +68,16 @@ def run_job(job, events, workdir):
     from labkit.grading.runner import KernelRun
     cells = [tuple(c) for c in job["cells"]]
     timeout, setup_timeout = float(job["timeout"]), float(job["setup_timeout"])
+    cell_timeouts = {int(k): float(v) for k, v in (job.get("timeouts") or {}).items()}
     deadline = time.monotonic() + float(job["budget"])
-    seals = job["seals"]
+    seals, specs = job["seals"], job.get("specs", {})
     seal_path = Path(workdir) / ".seal"
     setup_sources = [SEAL_SOURCE] + [src for role, _, src in cells if role == "setup"]
     generation = [0]
 
     def run_setup(kernel):
-        _write_private(seal_path, json.dumps(seals[generation[0]]))
+        seal = seals[generation[0]]
+        _write_private(seal_path, json.dumps({"nonce": seal["nonce"], "specs": seal.get("specs", specs)}))
         for src in setup_sources:
             run = kernel.run(src, timeout=max(timeout, setup_timeout))
             if run.status != "ok":
@@ -99,7 +103,7 @@ def run_job(job, events, workdir):
                             generation=generation[0])
                 continue
             restarts, ran_in = kernel.restarts, generation[0]
-            run = kernel.run(source, timeout=min(timeout, left))
+            run = kernel.run(source, timeout=min(cell_timeouts.get(index, timeout), left))
             if role == "answer" and run.status in TROUBLE:
                 trouble.add(part)
             records = []

@@ -40,10 +40,12 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_BUDGET = 600.0        # seconds one notebook may take in all
 SETUP_TIMEOUT = 120.0         # the master's own setup cells (imports) may be slow on a loaded machine
 MAX_ANSWER_CELLS = 10         # cells of one answer slot run one by one; more are joined into the last
+TIMED_CHECK_FACTOR = 2.0      # a timed probe call may take twice its budget before its check cell times out
 MAX_KERNELS = 8               # kernels one notebook may use (a kernel is replaced when it dies or hangs)
 STARTUP_ALLOWANCE = 30.0      # seconds of wall time beyond the budget (the budget counts from the driver's start)
 
 VERDICT_OF = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood", "budget": "budget"}
+OUT_OF_MEMORY = "out-of-memory"
 NOT_GRADABLE, GRADED, FLAGGED = "not gradable", "graded", "flagged"
 TAMPERED = object()
 
@@ -59,10 +61,12 @@ def _student_name(path, root):
 
 
 def _blank_result(intake, mat):
+    """A not-gradable row: no score at all (None, never 0: a 0 in a gradebook is a failing
+    grade), and the exercise's maximum when the exercise is known (None otherwise)."""
     ex = mat.EXERCISES.get(intake.exercise) if intake.exercise else None
     return {"student": intake.student, "student_id": intake.student, "path": intake.path,
-            "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None, "score": 0.0,
-            "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else 0.0,
+            "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None, "score": None,
+            "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else None,
             "parts": [], "written": [], "error": None, "flags": list(intake.flags), "seconds": 0.0}
 
 
@@ -93,7 +97,8 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
         ``{"student", "student_id", "path", "exercise", "status", "reason", "score", "max_score",
         "parts": [...], "written": [...], "error", "flags", "seconds"}``. ``status`` is
         "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then ``error`` says
-        why, for the student, and the score does not count).
+        why, for the student, ``score`` is None and ``max_score`` the exercise's maximum, or
+        None when the notebook does not say which exercise it is).
     """
     mat = _material.load(instructor)
     path = Path(path)
@@ -143,33 +148,89 @@ def _capped(submission, notes):
 
 def _run_and_grade(exercise, submission, timeout, mat, sandbox, budget, limits):
     from labkit.grading.sandbox import DEFAULT_LIMITS, run_driver
-    from labkit.grading.wire import encode_specs
     notes = []
     plan = graded_cells(exercise, _capped(submission, notes))
     specs = {p: mat.spec_for(p) for p in exercise.parts}
-    sealed_specs = encode_specs(specs)
-    seals = [{"nonce": secrets.token_hex(16), "specs": sealed_specs} for _ in range(MAX_KERNELS)]
-    job = {"cells": [list(c) for c in plan], "timeout": timeout, "setup_timeout": max(timeout, SETUP_TIMEOUT),
-           "budget": budget, "seals": seals}
+    job, nonces = build_job(plan, specs, timeout, budget, _encoded_specs(exercise, specs))
     run = run_driver(job, sandbox=sandbox, limits=limits or DEFAULT_LIMITS, wall=budget + STARTUP_ALLOWANCE)
-    return _verdicts(plan, run, [s["nonce"] for s in seals], specs, mat), notes
+    return _verdicts(plan, run, nonces, specs, mat), notes
+
+
+_encoded = {}
+
+
+def _encoded_specs(exercise, specs):
+    """The part specifications with their probes encoded for the kernel, once per exercise in
+    this process (shared by every submission and worker thread: ~1.3 MB for Lab 15)."""
+    key = (exercise.number, tuple(map(id, specs.values())))
+    if key not in _encoded:
+        from labkit.grading.wire import encode_specs
+        _encoded[key] = (tuple(specs.values()), encode_specs(specs))     # the specs kept alive: ids stay theirs
+    return _encoded[key][1]
+
+
+def build_job(plan, specs, timeout, budget, sealed_specs):
+    """(the driver's job, the nonces): the cells, the timeouts, one copy of the encoded part
+    specifications and one fresh nonce per kernel the driver may start (`MAX_KERNELS`); the
+    driver pairs the specifications with each kernel's nonce when it writes that kernel's seal."""
+    nonces = [secrets.token_hex(16) for _ in range(MAX_KERNELS)]
+    job = {"cells": [list(c) for c in plan], "timeout": timeout, "setup_timeout": max(timeout, SETUP_TIMEOUT),
+           "budget": budget, "timeouts": _check_timeouts(plan, specs, timeout), "specs": sealed_specs,
+           "seals": [{"nonce": n} for n in nonces]}
+    return job, nonces
+
+
+def _check_timeouts(plan, specs, timeout):
+    """{index: seconds} for the check cells of parts whose probe calls are timed: long enough
+    for every timed call to run its repeats at `TIMED_CHECK_FACTOR` times its budget, so that a
+    slow answer is told it is slow (and by how much) rather than that its check timed out."""
+    out = {}
+    for index, (role, part, _source) in enumerate(plan):
+        timing = getattr(specs.get(part), "timing", None) if role == "check" else None
+        if timing:
+            needed = sum(TIMED_CHECK_FACTOR * budget * repeats * len(specs[part].probes[name])
+                         for name, (budget, repeats) in timing.items())
+            if needed > timeout:
+                out[str(index)] = needed
+    return out
 
 
 def _cell_events(events, count):
     """The first event the driver sent for each cell index (later ones, which student code
-    could write, are ignored), and the first fatal error."""
-    cells, fatal = {}, None
+    could write, are ignored), and the first fatal error. Each kept event gains ``oom`` and
+    ``forks_refused``: how many processes the OOM killer ended, and how many forks the process
+    limit refused, since the event before it (from the sandbox's stamps; 0 without them)."""
+    from labkit.grading.sandbox import SANDBOX_KEY
+    cells, fatal, seen = {}, None, (0, 0)
     for e in events:
+        stamp = e.get(SANDBOX_KEY) or {}
+        now = (stamp.get("oom_kills", seen[0]), stamp.get("process_limit_hits", seen[1]))
+        delta, seen = (now[0] - seen[0], now[1] - seen[1]), now
         kind, index = e.get("event"), e.get("index")
         if kind == "cell" and isinstance(index, int) and 0 <= index < count and index not in cells \
                 and isinstance(e.get("status"), str):
-            cells[index] = e
+            cells[index] = {**e, "oom": delta[0], "forks_refused": delta[1]}
         elif kind == "fatal" and fatal is None:
             fatal = str(e.get("error"))[:500]
-    return cells, fatal
+            if delta[0]:                 # the setup ran out of memory: no part ran
+                seen = (seen[0] - delta[0], seen[1])
+    return cells, fatal, seen
 
 
-def _stopped_reason(run, fatal):
+def _memory_limit(run):
+    return f"memory limit of {run.memory // 2 ** 20} MiB reached" if run.memory else "memory limit reached"
+
+
+def _process_note(run, event):
+    """A note when forks were refused at the sandbox's process limit during a cell that failed."""
+    if event.get("forks_refused") and event["status"] != "ok":
+        return f" (process limit of {run.processes} tasks reached)"
+    return ""
+
+
+def _stopped_reason(run, fatal, unexplained_oom=0):
+    if unexplained_oom:
+        return OUT_OF_MEMORY, f"the notebook stopped before this part: {_memory_limit(run)}"
     if fatal:
         return "kernel-died", f"the notebook could not go on: {fatal}"
     if run.note == "wall":
@@ -178,11 +239,15 @@ def _stopped_reason(run, fatal):
         return "output-flood", "the notebook sent more output than the grader reads"
     if not run.events and run.stderr.strip():        # it never started: say why, for the instructor
         return "kernel-died", f"the sandbox stopped at once ({run.stderr.strip().splitlines()[-1][:300]})"
+    if run.process_limit_hits:
+        return "kernel-died", f"the sandbox ended before this part (process limit of {run.processes} tasks reached)"
     return "kernel-died", "the sandbox ended before this part (out of memory, or a process limit?)"
 
 
 def _verdicts(plan, run, nonces, specs, mat):
-    cells, fatal = _cell_events(run.events, len(plan))
+    cells, fatal, (counted_oom, _) = _cell_events(run.events, len(plan))
+    # after the last cell (or in the setup): it ended the run
+    unexplained = max(run.oom_kills - counted_oom, 0)
     trouble, results = {}, {}
     for index, (role, part, _source) in enumerate(plan):
         if role == "setup":
@@ -192,14 +257,18 @@ def _verdicts(plan, run, nonces, specs, mat):
             if part in trouble:
                 continue
             if event is None:
-                trouble[part] = _stopped_reason(run, fatal)
+                trouble[part] = _stopped_reason(run, fatal, unexplained)
+            elif event["oom"]:
+                trouble[part] = (OUT_OF_MEMORY, f"your answer cell: {_memory_limit(run)} (by all the notebook's "
+                                                "processes together; the grader ended one of them)")
             elif event["status"] in VERDICT_OF:
                 message = event.get("error") or "the time budget of the notebook was used up before this cell"
-                trouble[part] = (VERDICT_OF[event["status"]], f"your answer cell: {message}")
+                trouble[part] = (VERDICT_OF[event["status"]],
+                                 f"your answer cell: {message}{_process_note(run, event)}")
             elif event["status"] == "error":
-                trouble[part] = ("error", f"your answer cell raised {event.get('error')}")
+                trouble[part] = ("error", f"your answer cell raised {event.get('error')}{_process_note(run, event)}")
             continue
-        results[part] = _grade_check(part, event, trouble.get(part), nonces, specs, mat, run, fatal)
+        results[part] = _grade_check(part, event, trouble.get(part), nonces, specs, mat, run, fatal, unexplained)
     return [results[p] for p in specs]
 
 
@@ -219,11 +288,14 @@ def _record(records, nonce, part):
     return TAMPERED if seen and found is None else found
 
 
-def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal):
+def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal, unexplained_oom=0):
     if trouble and trouble[0] != "error":
         return _failed(part, trouble[0], trouble[1], specs)
     if event is None:
-        return _failed(part, *_stopped_reason(run, fatal), specs)
+        return _failed(part, *_stopped_reason(run, fatal, unexplained_oom), specs)
+    if event["oom"]:
+        return _failed(part, OUT_OF_MEMORY, f"the check: {_memory_limit(run)} while it evaluated your answer "
+                                            "-- do your functions build very large arrays?", specs)
     status = event["status"]
     if status in VERDICT_OF:
         message = event.get("error") or "the time budget of the notebook was used up before the check"

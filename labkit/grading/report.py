@@ -9,7 +9,8 @@ spreadsheet would read as a formula (``= + - @``) with a quote.
 The CSV has one row per student: ``student_id`` (the file's stem, or the student's folder),
 ``student``, ``path``, ``exercise``, ``status`` (graded / flagged / not gradable), ``reason``,
 ``score`` (the total), ``max_score`` (the maximum), then one column per part. A notebook that
-could not be graded has an empty score and empty parts, never 0. `CsvLog` and `JsonLinesLog`
+could not be graded has an empty score and empty parts, never 0 (its result has ``"score":
+None``, ``null`` in JSON, and the exercise's ``max_score`` when that is known). `CsvLog` and `JsonLinesLog`
 append one row per result as results arrive, so a crash of the grader loses nothing graded.
 """
 from __future__ import annotations
@@ -46,7 +47,7 @@ def csv_cell(text):
 
 
 def _points(x):
-    return f"{x:g}"
+    return "-" if x is None else f"{x:g}"
 
 
 def counts(result):

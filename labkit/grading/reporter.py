@@ -16,10 +16,17 @@ This module runs inside the student's Jupyter kernel. It never decides a grade t
   publishes the serialized value as an ``application/vnd.labkit.check+json`` display record:
   a JSON payload and its HMAC keyed by the nonce. The grader reads that record from the check
   cell's outputs, verifies the HMAC (`verify_record`) and computes the verdict in its own process.
+
+Every probe call is timed with ``time.perf_counter`` (captured when sealing) and the seconds
+travel in the record as ``value["__seconds__"][name]``, one per probe, so that hidden checks can
+grade speed. A part whose spec times a name (``timing = {name: (budget, repeats)}``) has a slow
+call run again, up to ``repeats`` times, and reports the fastest: a busy machine's noise should
+not cost a student the points, and a fast answer still runs once.
 """
 from __future__ import annotations
 
 import os
+import time
 
 NONCE_VARIABLE = "LABKIT_GRADING_NONCE"
 RECORD_MIME = "application/vnd.labkit.check+json"
@@ -92,25 +99,51 @@ def _describe_error(exc):
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _make_collector(specs, plain, describe, copy_args):
+SECONDS_KEY = "__seconds__"
+
+
+def _make_collector(specs, plain, describe, copy_args, clock):
     """Build `collect`. With `specs` given (a frozen copy, as the sealed reporter passes), the
-    names and probe arguments cannot be changed afterwards by patching labkit's modules."""
+    names and probe arguments cannot be changed afterwards by patching labkit's modules; `clock`
+    (``time.perf_counter``, captured at sealing) times every probe call."""
+
+    def timed_call(function, args, budget, repeats):
+        """(result, seconds): the first call's result and the fastest of up to `repeats` runs,
+        run again only while the fastest is slower than `budget` (a fast answer runs once; a
+        slow one is given the benefit of a quieter moment of a busy machine)."""
+        call_args = copy_args(args)
+        start = clock()
+        result = function(*call_args)
+        best = clock() - start
+        for _ in range(repeats - 1):
+            if budget is None or best <= budget:
+                break
+            call_args = copy_args(args)
+            start = clock()
+            try:
+                function(*call_args)
+            except Exception:            # the first run's result stands
+                break
+            best = min(best, clock() - start)
+        return result, best
 
     def collect(part_id, namespace, spec=None):
         """The serialized answer of one part: {name: value} for the names the part reads.
 
-        A callable answer is evaluated at the part's probe arguments, giving a list of results.
-        A missing name, a raising function or a value that cannot be serialized is reported as
-        ``{"__error__": "..."}`` in its place, so the grader can say what went wrong.
+        A callable answer is evaluated at the part's probe arguments, giving a list of results,
+        and ``value["__seconds__"][name]`` lists the seconds each call took (wall clock, the
+        copying of the arguments left out; for the names the spec times, the fastest of its
+        repeats). A missing name, a raising function or a value that cannot be serialized is
+        reported as ``{"__error__": "..."}`` in its place, so the grader can say what went wrong.
         """
         if specs is not None:
-            names, probes = specs[part_id]
+            names, probes, timing = specs[part_id]
         else:
             if spec is None:          # the notebook's self-check: the public names and probes
                 from labkit.grading.public import spec_for
                 spec = spec_for(part_id)
-            names, probes = spec.names, spec.probes
-        out = {}
+            names, probes, timing = spec.names, spec.probes, getattr(spec, "timing", None) or {}
+        out, seconds = {}, {}
         for name in names:
             if name not in namespace:
                 out[name] = {"__error__": f"`{name}` is not defined"}
@@ -120,17 +153,24 @@ def _make_collector(specs, plain, describe, copy_args):
                 if name in probes:
                     if not callable(value):
                         raise ReportError(f"`{name}` should be a function, got {type(value).__name__}")
-                    results = []
+                    budget, repeats = timing.get(name, (None, 1))
+                    results, times = [], []
                     for args in probes[name]:
                         try:
-                            results.append(plain(value(*copy_args(args))))
+                            result, took = timed_call(value, args, budget, repeats)
+                            results.append(plain(result))
+                            times.append(took)
                         except Exception as exc:     # one failing probe does not hide the others
                             results.append({"__error__": describe(exc)})
+                            times.append(None)
                     out[name] = results
+                    seconds[name] = times
                 else:
                     out[name] = plain(value)
             except Exception as exc:
                 out[name] = {"__error__": describe(exc)}
+        if seconds:
+            out[SECONDS_KEY] = seconds
         return out
 
     return collect
@@ -143,7 +183,7 @@ def _copy_args(args):
     return tuple(copy.deepcopy(a) for a in args)
 
 
-collect = _make_collector(None, to_plain, _describe_error, _copy_args)
+collect = _make_collector(None, to_plain, _describe_error, _copy_args, time.perf_counter)
 
 
 def seal():
@@ -169,7 +209,7 @@ def seal():
     shell = get_ipython()
     publish = shell.display_pub.publish
     namespace = shell.user_ns
-    collect_sealed = _make_collector(specs, _make_to_plain(), _describe_error, _copy_args)
+    collect_sealed = _make_collector(specs, _make_to_plain(), _describe_error, _copy_args, time.perf_counter)
 
     def publish_record(part_id):
         try:

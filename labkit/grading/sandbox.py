@@ -41,8 +41,21 @@ What one sandbox gets (see `command`)
 * a private writable /tmp (a tmpfs of `Limits.scratch` bytes) holding only the job: the
   master with the student's answers, the kernel's connection file and the seal;
 * ``--clearenv`` and a minimal environment;
+* a control group of its own (`labkit.grading.cgroups`, ``labkit-grade/slot-N``) with a memory
+  limit for all its processes together (``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes``
+  on cgroup v1, ``memory.max`` and ``memory.swap.max = 0`` on v2) and a task limit (``pids.max``),
+  created before the sandbox starts -- its first process, a ``sh``, writes its own pid into the
+  group and then execs bubblewrap, so nothing the sandbox starts is ever outside it (Python's
+  ``preexec_fn`` is not safe in the threaded grader) -- and removed after everything left in it
+  has been killed. The group's OOM-kill and refused-fork counters are read as each event arrives
+  (`SANDBOX_KEY`), so the grader knows which cell ran out of memory and says "memory limit of
+  N MiB reached" for that part alone. The groups sit at the top of the hierarchy, not inside the
+  cgroup the grader was started in, which belongs to whoever started it;
 * rlimits (`Limits`) on address space, processes, CPU seconds, file size and open files, and
-  a wall-clock limit enforced from outside.
+  a wall-clock limit enforced from outside. Where no control group can be made (not root, a
+  read-only or absent hierarchy) these are all there is: memory is then bounded per process, not
+  per submission, and the command line says so once. With a group, RLIMIT_NPROC is set
+  `NPROC_SLACK` above ``pids.max``, so the group's limit is the one that fires and is counted.
 """
 from __future__ import annotations
 
@@ -66,21 +79,48 @@ UID_BASE = 60000
 SLOTS = 2000
 MAX_LINE = 8 * 1024 * 1024          # bytes of one event line the grader accepts
 MAX_STREAM = 32 * 1024 * 1024       # bytes of events one submission may send in all
+MIB = 1024 ** 2
+MIN_MEMORY = 256 * MIB
+MIN_PROCESSES = 16
+NPROC_SLACK = 16                    # RLIMIT_NPROC above the control group's pids.max
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-submission limits. ``memory`` is the address space of each process (RLIMIT_AS),
-    ``processes`` the number of tasks (threads included) of the sandbox's uid, ``cpu`` the CPU
+    """Per-submission limits.
+
+    ``memory`` is the memory of the whole sandbox (a control group's limit, see
+    `labkit.grading.cgroups`; where no control group can be made, only the per-process limit
+    applies) and, unless ``address_space`` says otherwise, also each process's address space
+    (RLIMIT_AS: one process that asks for too much at once gets a MemoryError it can report
+    rather than a kill); ``processes`` the number of tasks, threads included, of the sandbox
+    (the control group's ``pids.max`` and RLIMIT_NPROC of the sandbox's uid); ``cpu`` the CPU
     seconds of each process, ``file_size`` the largest file it may write, ``scratch`` the size
-    of its private /tmp."""
+    of its private /tmp (whose pages also count against ``memory``)."""
     memory: int = 2 * 1024 ** 3
     processes: int = 64
     cpu: int = 900
     file_size: int = 256 * 1024 ** 2
     open_files: int = 512
     scratch: int = 512 * 1024 ** 2
+    address_space: int | None = None
+
+    def __post_init__(self):
+        for name in ("memory", "processes", "cpu", "file_size", "open_files", "scratch"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
+        if self.memory < MIN_MEMORY:
+            raise ValueError(f"Limits.memory must be at least {MIN_MEMORY // MIB} MiB (the kernel and its driver "
+                             f"need about 300 MiB), got {self.memory // MIB} MiB")
+        if self.processes < MIN_PROCESSES:
+            raise ValueError(f"Limits.processes must be at least {MIN_PROCESSES} (the kernel alone runs a dozen "
+                             f"threads), got {self.processes}")
+
+    @property
+    def per_process_memory(self):
+        return self.address_space or self.memory
 
 
 DEFAULT_LIMITS = Limits()
@@ -275,13 +315,14 @@ def environment(home):
 
 
 def _prlimit(limits, processes):
-    return ["prlimit", f"--as={limits.memory}", f"--nproc={processes}", f"--cpu={limits.cpu}",
+    return ["prlimit", f"--as={limits.per_process_memory}", f"--nproc={processes}", f"--cpu={limits.cpu}",
             f"--fsize={limits.file_size}", f"--nofile={limits.open_files}", "--core=0", "--"]
 
 
-def command(limits, uid, scratch="/tmp", info_fd=None):
+def command(limits, uid, scratch="/tmp", info_fd=None, nproc=None):
     """The bubblewrap command line that runs the driver in a fresh sandbox as `uid`; with
-    `info_fd`, bubblewrap writes the host pid of the sandbox's init there (``child-pid``)."""
+    `info_fd`, bubblewrap writes the host pid of the sandbox's init there (``child-pid``);
+    `nproc` replaces RLIMIT_NPROC (root only; by default ``limits.processes``)."""
     folders, _ = _python_folders()
     args = [shutil.which("bwrap"), "--die-with-parent", "--new-session", *_namespaces(), "--tmpfs", "/"]
     if info_fd is not None:
@@ -304,7 +345,7 @@ def command(limits, uid, scratch="/tmp", info_fd=None):
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
                  "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
                  "--bounding-set=-all", "--no-new-privs", "--"]
-        processes = limits.processes
+        processes = nproc or limits.processes
     else:
         processes = limits.processes + _processes_of(os.getuid())
     args += _prlimit(limits, processes)
@@ -332,51 +373,107 @@ class DriverRun:
     note: str | None          # why the stream ended early (wall limit, too much output), if it did
     stderr: str
     seconds: float
+    confinement: str = "rlimits"      # "cgroup v1", "cgroup v2" or "rlimits" (per process only)
+    memory: int | None = None         # bytes the submission (or, under rlimits, each process) may use
+    processes: int | None = None
+    oom_kills: int = 0                # processes the OOM killer ended in the submission's control group
+    process_limit_hits: int = 0       # forks refused at the control group's process limit
+
+
+SANDBOX_KEY = "__sandbox__"           # what the grader adds to each event: the counters when it arrived
+
+_run_counter = iter(range(1 << 62))
+
+
+def _open_group(limits, slot):
+    """The control group of this run (`labkit.grading.cgroups`), created; None where no group
+    can be made (the rlimits alone then bound it)."""
+    from labkit.grading import cgroups
+    hierarchy, _why = cgroups.available()
+    if hierarchy is None:
+        return None
+    name = f"slot-{slot.number}" if slot.number is not None else f"run-{os.getpid()}-{next(_run_counter)}"
+    group = cgroups.SubmissionGroup(hierarchy, name, limits.memory, limits.processes)
+    try:
+        return group.create()
+    except OSError:
+        group.remove()
+        return None
 
 
 def run_driver(job, *, sandbox=True, limits=DEFAULT_LIMITS, wall=600.0):
     """Run one job through the driver -- in a fresh sandbox, or (sandbox=False) as a plain child
-    process -- and collect its events. Never raises because of what the job's code does."""
+    process -- and collect its events. Never raises because of what the job's code does.
+
+    Where a control group can be made, the whole process tree runs in one of its own
+    (memory and process limits for the submission as a whole); every event is stamped under
+    `SANDBOX_KEY` with the group's OOM-kill and refused-fork counters at the moment it arrived,
+    so the grader can tell which cell ran out of memory."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="labkit-grade-run-") as private, \
             (Slot() if sandbox else _NoSlot()) as slot:
-        stderr_path = Path(private) / "stderr"
-        info_read, info_write = os.pipe()
-        pass_fds = ()
-        if sandbox:
-            job = {**job, "workdir": "/tmp/work"}
-            argv, env, cwd = command(limits, slot.uid, info_fd=info_write), None, "/"
-            pass_fds = (info_write,)
-        else:
-            os.chmod(private, 0o700)
-            scratch = Path(private) / "scratch"
-            scratch.mkdir()
-            job = {**job, "workdir": str(scratch / "work")}
-            argv = [*_prlimit(limits, limits.processes + _processes_of(os.getuid())),
-                    sys.executable, "-s", "-m", "labkit.grading.driver"]
-            env, cwd = environment(str(scratch)), str(scratch)
-        with open(stderr_path, "wb") as err:
-            try:
-                proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
-                                        cwd=cwd, process_group=0, close_fds=True, pass_fds=pass_fds, umask=0o022)
-            except OSError as exc:
-                os.close(info_read)
-                return DriverRun([], None, f"the sandbox could not start ({exc})", "", time.monotonic() - start)
-            finally:
-                os.close(info_write)
-            feeder = threading.Thread(target=_feed, args=(proc.stdin, json.dumps(job).encode()), daemon=True)
-            feeder.start()
-            try:
-                events, note = _read_events(proc.stdout, start + wall)
-            finally:
-                _kill(proc, slot.uid if sandbox else None, _init_pid(info_read) if sandbox else None)
-                os.close(info_read)
-        stderr = stderr_path.read_bytes()[-4000:].decode("utf-8", "replace")
-        return DriverRun(events, proc.returncode, note, stderr, time.monotonic() - start)
+        group = _open_group(limits, slot)
+        try:
+            run = _run(job, sandbox, limits, wall, start, private, slot, group)
+        finally:
+            if group is not None:
+                run_counts = group.oom_kills(), group.process_limit_hits()
+                group.remove()
+        if group is not None:
+            run.confinement = f"cgroup v{group.hierarchy.version}"
+            run.oom_kills, run.process_limit_hits = run_counts
+        run.memory = limits.memory if group is not None else limits.per_process_memory
+        run.processes = limits.processes
+        return run
+
+
+def _run(job, sandbox, limits, wall, start, private, slot, group):
+    stderr_path = Path(private) / "stderr"
+    info_read, info_write = os.pipe()
+    pass_fds = ()
+    if sandbox:
+        job = {**job, "workdir": "/tmp/work"}
+        # with a control group, its pids.max is the limit that fires (and is counted), the
+        # uid's RLIMIT_NPROC a looser second line
+        nproc = limits.processes + NPROC_SLACK if group is not None else None
+        argv, env, cwd = command(limits, slot.uid, info_fd=info_write, nproc=nproc), None, "/"
+        pass_fds = (info_write,)
+    else:
+        os.chmod(private, 0o700)
+        scratch = Path(private) / "scratch"
+        scratch.mkdir()
+        job = {**job, "workdir": str(scratch / "work")}
+        argv = [*_prlimit(limits, limits.processes + _processes_of(os.getuid())),
+                sys.executable, "-s", "-m", "labkit.grading.driver"]
+        env, cwd = environment(str(scratch)), str(scratch)
+    stamp = None
+    if group is not None:
+        argv = group.join_command() + argv
+
+        def stamp():
+            return {"oom_kills": group.oom_kills(), "process_limit_hits": group.process_limit_hits()}
+    with open(stderr_path, "wb") as err:
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
+                                    cwd=cwd, process_group=0, close_fds=True, pass_fds=pass_fds, umask=0o022)
+        except OSError as exc:
+            os.close(info_read)
+            return DriverRun([], None, f"the sandbox could not start ({exc})", "", time.monotonic() - start)
+        finally:
+            os.close(info_write)
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, json.dumps(job).encode()), daemon=True)
+        feeder.start()
+        try:
+            events, note = _read_events(proc.stdout, start + wall, stamp)
+        finally:
+            _kill(proc, slot.uid if sandbox else None, _init_pid(info_read) if sandbox else None)
+            os.close(info_read)
+    stderr = stderr_path.read_bytes()[-4000:].decode("utf-8", "replace")
+    return DriverRun(events, proc.returncode, note, stderr, time.monotonic() - start)
 
 
 class _NoSlot:
-    uid = None
+    uid = number = None
 
     def __enter__(self):
         return self
@@ -393,10 +490,11 @@ def _feed(pipe, data):
         pass
 
 
-def _read_events(stream, deadline):
+def _read_events(stream, deadline, stamp=None):
     """JSON events from the driver's stdout until it closes, the wall limit passes, or it sends
     more than `MAX_STREAM` bytes; lines that are not JSON objects, or longer than `MAX_LINE`,
-    are dropped (an overlong line is skipped to its end without being kept in memory)."""
+    are dropped (an overlong line is skipped to its end without being kept in memory). With
+    `stamp`, each event gets ``event[SANDBOX_KEY] = stamp()`` (replacing whatever the line said)."""
     events, buffer, total, note, skipping = [], b"", 0, None, False
     fd = stream.fileno()
     while True:
@@ -420,13 +518,13 @@ def _read_events(stream, deadline):
             if skipping:
                 skipping = False
             else:
-                _keep(line, events)
+                _keep(line, events, stamp)
         if len(buffer) > MAX_LINE:
             buffer, skipping = b"", True
     return events, note
 
 
-def _keep(line, events):
+def _keep(line, events, stamp=None):
     if len(line) > MAX_LINE:
         return
     try:
@@ -434,6 +532,9 @@ def _keep(line, events):
     except ValueError:
         return
     if isinstance(event, dict):
+        event.pop(SANDBOX_KEY, None)
+        if stamp is not None:
+            event[SANDBOX_KEY] = stamp()
         events.append(event)
 
 

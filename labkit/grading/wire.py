@@ -39,12 +39,20 @@ def decode(value):
 
 
 def encode_specs(specs):
-    """{part: [names, {name: [args, ...]}]} for the parts given (objects with .names, .probes)."""
+    """{part: [names, {name: [args, ...]}, {name: [budget, repeats]}]} for the parts given
+    (objects with .names, .probes and, optionally, .timing)."""
     return {part: [list(spec.names), {name: [encode(tuple(args)) for args in calls]
-                                      for name, calls in spec.probes.items()}]
+                                      for name, calls in spec.probes.items()},
+                   {name: [float(b), int(r)] for name, (b, r) in getattr(spec, "timing", {}).items()}]
             for part, spec in specs.items()}
 
 
 def decode_specs(data):
-    return {part: (tuple(names), {name: [tuple(decode(a)) for a in calls] for name, calls in probes.items()})
-            for part, (names, probes) in data.items()}
+    """{part: (names, probes, timing)}, the inverse of `encode_specs`."""
+    out = {}
+    for part, entry in data.items():
+        names, probes = entry[0], entry[1]
+        timing = entry[2] if len(entry) > 2 else {}
+        out[part] = (tuple(names), {name: [tuple(decode(a)) for a in calls] for name, calls in probes.items()},
+                     {name: (float(b), int(r)) for name, (b, r) in timing.items()})
+    return out

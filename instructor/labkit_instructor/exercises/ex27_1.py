@@ -6,13 +6,13 @@ LEARN_TEMPLATE = '''
 def learn(A, T):
     """Self-play of your no-regret learner on the zero-sum game A (payoffs to player 1).
 
-    Returns (xs, ys): arrays of shape (T, m) and (T, k), the two players' mixed strategies
-    in rounds 1, ..., T."""
+    Returns (xs, ys): arrays of shape (T, m) and (T, k), the two players' mixed
+    strategies in rounds 1, ..., T."""
     ...
 
 
 def regrets(A, xs, ys):
-    """(R1, R2): the external regrets of the two players after the rounds in xs and ys."""
+    """(R1, R2): the two players' external regrets after the rounds in xs and ys."""
     ...
 
 
@@ -23,11 +23,12 @@ def duality_gap(A, x_bar, y_bar):
 
 LEARN_SOLUTION = '''
 def learn(A, T):
-    """Hedge against Hedge: each player weights its actions by exp(step * cumulative payoff)."""
+    """Hedge against Hedge: each player weights its actions by
+    exp(step * cumulative payoff)."""
     m, k = A.shape
     spread = A.max() - A.min() or 1.0
-    step = np.sqrt(8 * np.log(max(m, k)) / T) / spread   # the step of Hedge's regret bound
-    cum_x, cum_y = np.zeros(m), np.zeros(k)                # cumulative payoff of every action
+    step = np.sqrt(8 * np.log(max(m, k)) / T) / spread  # Hedge's regret-bound step
+    cum_x, cum_y = np.zeros(m), np.zeros(k)  # cumulative payoff of every action
     xs, ys = np.empty((T, m)), np.empty((T, k))
     for t in range(T):
         x = np.exp(step * (cum_x - cum_x.max()))
@@ -39,7 +40,7 @@ def learn(A, T):
 
 
 def regrets(A, xs, ys):
-    realized = np.einsum("ti,ij,tj->", xs, A, ys)           # sum_t x_t^T A y_t
+    realized = np.einsum("ti,ij,tj->", xs, A, ys)  # sum_t x_t^T A y_t
     r1 = np.max(A @ ys.sum(axis=0)) - realized
     r2 = np.max(-(xs.sum(axis=0) @ A)) + realized
     return r1, r2
@@ -59,7 +60,8 @@ print(f"(R1 + R2) / T:       {(r1 + r2) / T:.10f}")
 
 BRACKET_TEMPLATE = '''
 def value_bracket(A, T):
-    """(lower, upper) = (min_y x_bar^T A y, max_x x^T A y_bar) after T rounds of your learner."""
+    """(lower, upper) = (min_y x_bar^T A y, max_x x^T A y_bar) after T rounds of
+    your learner."""
     ...
 '''
 

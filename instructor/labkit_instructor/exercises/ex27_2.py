@@ -1,4 +1,4 @@
-"""Exercise 27.2: the biased rock-paper-scissors of the chapter's first code."""
+"""Exercise 27.2: the biased rock-paper-scissors of chapter 1, Many learners."""
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
@@ -13,20 +13,24 @@ print("value from the LP:", value)
 
 EQUILIBRIUM_SOLUTION = '''
 A = lk.games.biased_rock_paper_scissors().A
-# the opponent's strategy y must make the three rows earn the same (here 0), and sum to 1
+# the opponent's strategy y must make the three rows earn the same (here 0),
+# and sum to 1
 system = np.vstack([A, np.ones(3)])
 equilibrium, *_ = np.linalg.lstsq(system, np.array([0.0, 0.0, 0.0, 1.0]), rcond=None)
 payoffs_against_equilibrium = A @ equilibrium
 print("equilibrium:", np.round(equilibrium, 6))
-print("payoff of rock, paper, scissors against it:", np.round(payoffs_against_equilibrium, 12) + 0.0)
+print(
+    "payoff of rock, paper, scissors against it:",
+    np.round(payoffs_against_equilibrium, 12) + 0.0,
+)
 print("rank of A:", np.linalg.matrix_rank(A))
 '''
 
 CYCLE_SOLUTION = '''
 A = lk.games.biased_rock_paper_scissors().A
 actions = ["rock", "paper", "scissors"]
-cycle_average = np.full(3, 1 / 3)          # equal time on each pure strategy
-payoffs = A @ cycle_average                # each pure reply's payoff against the average
+cycle_average = np.full(3, 1 / 3)  # equal time on each pure strategy
+payoffs = A @ cycle_average  # each pure reply's payoff against the average
 best_response_to_average = actions[int(np.argmax(payoffs))]
 gain = payoffs.max() - cycle_average @ A @ cycle_average
 print("payoffs against the average:", np.round(payoffs, 4))
@@ -34,7 +38,9 @@ print("best response:", best_response_to_average, " gain:", round(gain, 6))
 
 # NashConv from labkit's exact best responses on the same game as a tree
 tree = lk.games.load(lk.games.biased_rock_paper_scissors())
-average = lk.TabularPolicy.from_dict(tree, {"row": list(cycle_average), "column": list(cycle_average)})
+average = lk.TabularPolicy.from_dict(
+    tree, {"row": list(cycle_average), "column": list(cycle_average)}
+)
 nash_conv_of_average = lk.nash_conv(tree, average)
 print("NashConv of the average:", round(nash_conv_of_average, 6))
 '''
@@ -70,7 +76,8 @@ EXERCISE = Exercise("27.2", "27_2_biased_rock_paper_scissors", "The biased rock-
     md(r"""
         # Exercise 27.2 — The biased rock–paper–scissors
 
-        In the chapter's first code, rock–paper–scissors is played with a bonus for winning with rock.
+        [Many learners](../chapters/01_many_learners.ipynb), the first chapter, plays
+        rock–paper–scissors with a bonus for winning with rock: such a win pays 2 instead of 1.
         With the actions in the order rock, paper, scissors, the row player's payoff matrix is
 
         $$A = \begin{pmatrix} 0 & -1 & 2 \\ 1 & 0 & -1 \\ -2 & 1 & 0 \end{pmatrix},$$

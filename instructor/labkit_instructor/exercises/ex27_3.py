@@ -11,11 +11,12 @@ x0, y0 = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
 
 
 def replicator(t, z, A):
-    """d/dt of z = (x, y) under the replicator dynamics (signature as scipy's solve_ivp wants it)."""
+    """d/dt of z = (x, y) under the replicator dynamics (the signature scipy's
+    solve_ivp wants)."""
     ...
 
 
-kl_along_trajectory = ...   # D at 20 or more times along a trajectory from (x0, y0)
+kl_along_trajectory = ...  # D at 20 or more times along a trajectory from (x0, y0)
 '''
 
 REPLICATOR_SOLUTION = '''
@@ -38,8 +39,16 @@ def kl(p, q):
 
 
 times = np.linspace(0, 30, 301)
-trajectory = solve_ivp(replicator, (0, 30), np.concatenate([x0, y0]), args=(A,), t_eval=times,
-                       method="DOP853", rtol=1e-12, atol=1e-12)
+trajectory = solve_ivp(
+    replicator,
+    (0, 30),
+    np.concatenate([x0, y0]),
+    args=(A,),
+    t_eval=times,
+    method="DOP853",
+    rtol=1e-12,
+    atol=1e-12,
+)
 x_t, y_t = trajectory.y[:3], trajectory.y[3:]
 kl_along_trajectory = kl(x_star[:, None], x_t) + kl(y_star[:, None], y_t)
 print(f"D from {kl_along_trajectory.min():.8f} to {kl_along_trajectory.max():.8f}")
@@ -47,7 +56,8 @@ print("x(t) at t = 0, 10, 20, 30:\\n", np.round(x_t[:, ::100].T, 3))
 '''
 
 HEDGE_TEMPLATE = '''
-hedge_kl = ...   # D at rounds 0, 1, ..., 200 of simultaneous Hedge with step 0.1 from (x0, y0)
+# D at rounds 0, 1, ..., 200 of simultaneous Hedge with step 0.1 from (x0, y0)
+hedge_kl = ...
 '''
 
 HEDGE_SOLUTION = '''
@@ -66,16 +76,17 @@ print("D grew in every round:", bool(np.all(np.diff(hedge_kl) > 0)))
 
 REGULARIZED_TEMPLATE = '''
 alpha = 0.2
-rho = sigma = np.full(3, 1 / 3)      # the magnets
+rho = sigma = np.full(3, 1 / 3)  # the magnets
 
-x_hat = ...             # the regularized equilibrium
+x_hat = ...  # the regularized equilibrium
 y_hat = ...
-kl_regularized = ...    # KL(x_hat || x) + KL(y_hat || y) at 20 or more times along a regularized trajectory
+# KL(x_hat || x) + KL(y_hat || y) at 20 or more times along a regularized trajectory
+kl_regularized = ...
 '''
 
 REGULARIZED_SOLUTION = '''
 alpha = 0.2
-rho = sigma = np.full(3, 1 / 3)      # the magnets
+rho = sigma = np.full(3, 1 / 3)  # the magnets
 
 
 def regularized_replicator(t, z, A):
@@ -86,18 +97,38 @@ def regularized_replicator(t, z, A):
     return np.concatenate([x * (u - x @ u), y * (w - y @ w)])
 
 
-# the rest point: integrate long enough for the divergence to vanish (it falls like exp(-alpha t))
-settle = solve_ivp(regularized_replicator, (0, 400), np.concatenate([x0, y0]), args=(A,),
-                   method="LSODA", rtol=1e-12, atol=1e-14)
+# the rest point: integrate long enough for the divergence to vanish
+# (it falls like exp(-alpha t))
+settle = solve_ivp(
+    regularized_replicator,
+    (0, 400),
+    np.concatenate([x0, y0]),
+    args=(A,),
+    method="LSODA",
+    rtol=1e-12,
+    atol=1e-14,
+)
 x_hat, y_hat = settle.y[:3, -1], settle.y[3:, -1]
-# at the regularized equilibrium each player's regularized payoff is the same for all actions
-print("regularized payoffs at (x_hat, y_hat):",
-      np.round(A @ y_hat - alpha * np.log(x_hat / rho), 6), np.round(-A.T @ x_hat - alpha * np.log(y_hat / sigma), 6))
+# at the regularized equilibrium each player's regularized payoff is the same
+# for all actions
+print(
+    "regularized payoffs at (x_hat, y_hat):",
+    np.round(A @ y_hat - alpha * np.log(x_hat / rho), 6),
+    np.round(-A.T @ x_hat - alpha * np.log(y_hat / sigma), 6),
+)
 print("x_hat =", np.round(x_hat, 4), " y_hat =", np.round(y_hat, 4))
 
 times = np.linspace(0, 40, 201)
-path = solve_ivp(regularized_replicator, (0, 40), np.concatenate([x0, y0]), args=(A,), t_eval=times,
-                 method="DOP853", rtol=1e-12, atol=1e-13)
+path = solve_ivp(
+    regularized_replicator,
+    (0, 40),
+    np.concatenate([x0, y0]),
+    args=(A,),
+    t_eval=times,
+    method="DOP853",
+    rtol=1e-12,
+    atol=1e-13,
+)
 kl_regularized = kl(x_hat[:, None], path.y[:3]) + kl(y_hat[:, None], path.y[3:])
 print("divergence at t = 0, 10, 20, 30, 40:", np.round(kl_regularized[::50], 6))
 print("never increases:", bool(np.all(np.diff(kl_regularized) <= 0)))

@@ -3,41 +3,51 @@ from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 QUEEN_TEMPLATE = '''
-ev_bet_queen = ...       # player 1's expected payoff for betting the Q
+ev_bet_queen = ...  # player 1's expected payoff for betting the Q
 
 
 def ev_check_queen(call, bluff):
-    """Player 1's expected payoff for checking the Q, then calling a bet with probability `call`,
-    when player 2 bets the K and bets the J with probability `bluff` after a check."""
+    """Player 1's expected payoff for checking the Q, then calling a bet with
+    probability `call`, when player 2 bets the K and bets the J with probability
+    `bluff` after a check."""
     ...
 
 
-call_with_queen = ...    # a calling probability that guarantees at least -1/3
+call_with_queen = ...  # a calling probability that guarantees at least -1/3
 '''
 
 QUEEN_SOLUTION = '''
 # player 1 holds the Q; player 2 holds the J or the K, each with probability 1/2.
-# Betting: the K calls (player 1 loses its ante and its bet), the J folds (player 1 wins the ante).
+# Betting: the K calls (player 1 loses its ante and its bet), the J folds
+# (player 1 wins the ante).
 ev_bet_queen = 0.5 * -2 + 0.5 * 1
 
 
 def ev_check_queen(call, bluff):
-    against_king = call * -2 + (1 - call) * -1                             # the K always bets
-    against_jack = bluff * (call * 2 + (1 - call) * -1) + (1 - bluff) * 1   # a check means a showdown
+    against_king = call * -2 + (1 - call) * -1  # the K always bets
+    # after a check by the J, a showdown
+    against_jack = bluff * (call * 2 + (1 - call) * -1) + (1 - bluff) * 1
     return 0.5 * against_king + 0.5 * against_jack
 
 
-# ev_check_queen is linear in bluff; the calling probability that makes its slope zero leaves
-# player 2 nothing to gain by choosing bluff
-slope = ev_check_queen(0.0, 1.0) - ev_check_queen(0.0, 0.0), ev_check_queen(1.0, 1.0) - ev_check_queen(1.0, 0.0)
+# ev_check_queen is linear in bluff; the calling probability that makes its slope
+# zero leaves player 2 nothing to gain by choosing bluff
+slope = (
+    ev_check_queen(0.0, 1.0) - ev_check_queen(0.0, 0.0),
+    ev_check_queen(1.0, 1.0) - ev_check_queen(1.0, 0.0),
+)
 call_with_queen = slope[0] / (slope[0] - slope[1])
 print("betting the Q:", ev_bet_queen)
 print("calling probability:", round(call_with_queen, 12))
-print("checking, for bluff = 0, 1/2, 1:", [round(ev_check_queen(call_with_queen, b), 12) for b in (0, 0.5, 1)])
+print(
+    "checking, for bluff = 0, 1/2, 1:",
+    [round(ev_check_queen(call_with_queen, b), 12) for b in (0, 0.5, 1)],
+)
 
 # the same numbers from labkit's exact evaluation of the game tree
 kuhn = lk.games.load("kuhn_poker")
-queen = int(np.flatnonzero((kuhn.depth == 1) & (kuhn.action == 1))[0])   # player 1 was dealt the Q
+# the history where player 1 was dealt the Q
+queen = int(np.flatnonzero((kuhn.depth == 1) & (kuhn.action == 1))[0])
 
 
 def value_with_queen(table):
@@ -48,18 +58,23 @@ def value_with_queen(table):
 player2 = {"K|b": [0, 1], "J|b": [1, 0], "K|p": [0, 1]}
 print("tree, betting the Q:", round(value_with_queen({"Q|": [0, 1], **player2}), 12))
 for bluff in (0.0, 0.5, 1.0):
-    table = {"Q|": [1, 0], "Q|pb": [1 - call_with_queen, call_with_queen], "J|p": [1 - bluff, bluff], **player2}
+    table = {
+        "Q|": [1, 0],
+        "Q|pb": [1 - call_with_queen, call_with_queen],
+        "J|p": [1 - bluff, bluff],
+        **player2,
+    }
     print(f"tree, checking with bluff = {bluff}:", round(value_with_queen(table), 12))
 '''
 
 JACK_TEMPLATE = '''
 def ev_bet_jack(q):
-    """Player 1's expected payoff for betting the J when player 2 calls with the K and calls with
-    the Q with probability q."""
+    """Player 1's expected payoff for betting the J when player 2 calls with the K
+    and calls with the Q with probability q."""
     ...
 
 
-call_queen_p2 = ...      # the calling probability of player 2 with the Q
+call_queen_p2 = ...  # the calling probability of player 2 with the Q
 '''
 
 JACK_SOLUTION = '''
@@ -113,10 +128,11 @@ EXERCISE = Exercise("27.4", "27_4_kuhn_poker_by_hand", "Kuhn poker by hand", (
     md(r"""
         # Exercise 27.4 — Kuhn poker by hand
 
-        Kuhn poker as in the chapter: three cards J < Q < K, one dealt to each player, an ante of 1
-        each; player 1 checks or bets 1; after a bet the other player calls or folds; after a check
-        player 2 checks (showdown) or bets, and then player 1 calls or folds. The higher card wins a
-        showdown. Payoffs below are player 1's net winnings, given its card.
+        Kuhn poker as in [Imperfect information and counterfactual
+        regret](../chapters/03_counterfactual_regret.ipynb): three cards J < Q < K, one dealt to
+        each player, an ante of 1 each; player 1 checks or bets 1; after a bet the other player
+        calls or folds; after a check player 2 checks (showdown) or bets, and then player 1 calls
+        or folds. The higher card wins a showdown. Payoffs below are player 1's net winnings, given its card.
     """),
     how_to("27.4"),
     SETUP,

@@ -3,23 +3,24 @@ from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 CFR_TEMPLATE = '''
-kuhn = lk.games.load("kuhn_poker")      # for lk.nash_conv; the rules: lk.games.KuhnPoker()
+kuhn = lk.games.load("kuhn_poker")  # for lk.nash_conv; the rules: lk.games.KuhnPoker()
 
 
 def run_cfr(iterations, regret_weight="opponents", average_weight="own"):
-    """Vanilla CFR on Kuhn poker. Returns the average policy {infoset key: [p_pass, p_bet]}.
+    """Vanilla CFR on Kuhn poker. Returns the average policy
+    {infoset key: [p_pass, p_bet]}.
 
     regret_weight, average_weight: "own" (the acting player's reach probability) or
     "opponents" (the reach probability of the other player and chance)."""
     ...
 
 
-average_policy_cfr = ...        # run_cfr(1000)
-average_policy_swapped = ...    # run_cfr(1000) with the two weightings swapped
+average_policy_cfr = ...  # run_cfr(1000)
+average_policy_swapped = ...  # run_cfr(1000) with the two weightings swapped
 '''
 
 CFR_SOLUTION = '''
-kuhn = lk.games.load("kuhn_poker")      # for lk.nash_conv; the rules: lk.games.KuhnPoker()
+kuhn = lk.games.load("kuhn_poker")  # for lk.nash_conv; the rules: lk.games.KuhnPoker()
 rules = lk.games.KuhnPoker()
 CHANCE, TERMINAL = lk.games.CHANCE, lk.games.TERMINAL
 
@@ -31,14 +32,14 @@ def regret_matching(regret):
 
 def run_cfr(iterations, regret_weight="opponents", average_weight="own"):
     regrets, strategy_sums = {}, {}
-    policy = {}                             # this iteration's strategies, fixed during the pass
+    policy = {}  # this iteration's strategies, fixed during the pass
 
     def current(key):
         if key not in policy:
             policy[key] = regret_matching(regrets.setdefault(key, np.zeros(2)))
         return policy[key]
 
-    def walk(state, reach):                 # reach = [player 1, player 2, chance]
+    def walk(state, reach):  # reach = [player 1, player 2, chance]
         player = state.current_player()
         if player == TERMINAL:
             return np.array(state.returns())
@@ -48,18 +49,32 @@ def run_cfr(iterations, regret_weight="opponents", average_weight="own"):
                 value += p * walk(state.child(card), reach * np.array([1.0, 1.0, p]))
             return value
         key, sigma = state.infoset_key(), current(state.infoset_key())
-        action_values = np.array([walk(state.child(a), np.where(np.arange(3) == player, reach * sigma[a], reach))
-                                  for a in (0, 1)])
+        action_values = np.array(
+            [
+                walk(
+                    state.child(a),
+                    np.where(np.arange(3) == player, reach * sigma[a], reach),
+                )
+                for a in (0, 1)
+            ]
+        )
         value = sigma @ action_values
         weight = {"own": reach[player], "opponents": reach[1 - player] * reach[2]}
-        regrets[key] += weight[regret_weight] * (action_values[:, player] - value[player])
-        strategy_sums[key] = strategy_sums.get(key, 0.0) + weight[average_weight] * sigma
+        regrets[key] += weight[regret_weight] * (
+            action_values[:, player] - value[player]
+        )
+        strategy_sums[key] = (
+            strategy_sums.get(key, 0.0) + weight[average_weight] * sigma
+        )
         return value
 
     for _ in range(iterations):
-        policy.clear()                      # simultaneous updates: every infoset uses sigma^t
+        policy.clear()  # simultaneous updates: every infoset uses sigma^t
         walk(rules.initial_state(), np.ones(3))
-    return {key: list(s / s.sum()) if s.sum() > 0 else [0.5, 0.5] for key, s in strategy_sums.items()}
+    return {
+        key: list(s / s.sum()) if s.sum() > 0 else [0.5, 0.5]
+        for key, s in strategy_sums.items()
+    }
 
 
 def nash_conv(table):
@@ -69,34 +84,48 @@ def nash_conv(table):
 average_policy_cfr = run_cfr(1000)
 average_policy_swapped = run_cfr(1000, regret_weight="own", average_weight="opponents")
 for name, table in [("CFR", average_policy_cfr), ("swapped", average_policy_swapped)]:
-    print(f"{name:>8}: NashConv of the average after 1000 iterations = {nash_conv(table):.4f}")
-print("average by opponents' reach, regrets as in CFR:", round(nash_conv(run_cfr(1000, average_weight="opponents")), 4))
+    gap = nash_conv(table)
+    print(f"{name:>8}: NashConv of the average after 1000 iterations = {gap:.4f}")
+print(
+    "average by opponents' reach, regrets as in CFR:",
+    round(nash_conv(run_cfr(1000, average_weight="opponents")), 4),
+)
 
-# scratch, then library: labkit's vectorized CFR (simultaneous updates) gives the same average
+# scratch, then library: labkit's vectorized CFR (simultaneous updates) gives the
+# same average
 solver = lk.CFR(kuhn)
 solver.run(1000)
 library = solver.average_policy()
-difference = max(abs(np.array(p) - library.probs[kuhn.infoset_index(k)]).max() for k, p in average_policy_cfr.items())
-print("largest difference from lk.CFR's average policy:", f"{difference:.1e}" if difference > 1e-12 else "below 1e-12")
+difference = max(
+    abs(np.array(p) - library.probs[kuhn.infoset_index(k)]).max()
+    for k, p in average_policy_cfr.items()
+)
+print(
+    "largest difference from lk.CFR's average policy:",
+    f"{difference:.1e}" if difference > 1e-12 else "below 1e-12",
+)
 '''
 
-MIXTURE_TEMPLATE = '''
+PURE_STRATEGIES = '''
 # two pure strategies of player 1: bet every card; check every card, then call any bet
-always_bet = {"J|": [0, 1], "Q|": [0, 1], "K|": [0, 1], "J|pb": [1, 0], "Q|pb": [1, 0], "K|pb": [1, 0]}
-check_call = {"J|": [1, 0], "Q|": [1, 0], "K|": [1, 0], "J|pb": [0, 1], "Q|pb": [0, 1], "K|pb": [0, 1]}
-
-mixture_policy = ...        # player 1's behavioral policy equal to flipping a coin between the two
-plain_average_error = ...   # value of the plain average of the two tables minus the coin flip's value
+always_bet = {"J|": [0, 1], "Q|": [0, 1], "K|": [0, 1],
+              "J|pb": [1, 0], "Q|pb": [1, 0], "K|pb": [1, 0]}
+check_call = {"J|": [1, 0], "Q|": [1, 0], "K|": [1, 0],
+              "J|pb": [0, 1], "Q|pb": [0, 1], "K|pb": [0, 1]}
 '''
 
-MIXTURE_SOLUTION = '''
-# two pure strategies of player 1: bet every card; check every card, then call any bet
-always_bet = {"J|": [0, 1], "Q|": [0, 1], "K|": [0, 1], "J|pb": [1, 0], "Q|pb": [1, 0], "K|pb": [1, 0]}
-check_call = {"J|": [1, 0], "Q|": [1, 0], "K|": [1, 0], "J|pb": [0, 1], "Q|pb": [0, 1], "K|pb": [0, 1]}
+MIXTURE_TEMPLATE = PURE_STRATEGIES + '''
+# player 1's behavioral policy equal to flipping a coin between the two
+mixture_policy = ...
+# value of the plain average of the two tables minus the coin flip's value
+plain_average_error = ...
+'''
 
+MIXTURE_SOLUTION = PURE_STRATEGIES + '''
 
 def own_reach(table, key):
-    """Player 1's own probability of reaching `key`: checking first if the key ends in 'pb'."""
+    """Player 1's own probability of reaching `key`: checking first if the key
+    ends in 'pb'."""
     return table[key[0] + "|"][0] if key.endswith("pb") else 1.0
 
 
@@ -105,18 +134,28 @@ for key in always_bet:
     w = np.array([own_reach(always_bet, key), own_reach(check_call, key)])
     rows = np.array([always_bet[key], check_call[key]], dtype=float)
     mixture_policy[key] = list(w @ rows / w.sum())
-plain = {key: list((np.array(always_bet[key]) + np.array(check_call[key])) / 2) for key in always_bet}
+plain = {
+    key: list((np.array(always_bet[key]) + np.array(check_call[key])) / 2)
+    for key in always_bet
+}
 
 
-def value(table):          # player 1's expected payoff against a uniformly random player 2
+def value(table):  # player 1's expected payoff against a uniformly random player 2
     return lk.expected_payoffs(kuhn, lk.TabularPolicy.from_dict(kuhn, table))[0]
 
 
 coin_flip = (value(always_bet) + value(check_call)) / 2
 plain_average_error = value(plain) - coin_flip
-print("at J|pb the mixture plays", [float(p) for p in mixture_policy["J|pb"]],
-      "and the plain average", [float(p) for p in plain["J|pb"]])
-print(f"coin flip {coin_flip:.4f}, reach-weighted {value(mixture_policy):.4f}, plain {value(plain):.4f}")
+print(
+    "at J|pb the mixture plays",
+    [float(p) for p in mixture_policy["J|pb"]],
+    "and the plain average",
+    [float(p) for p in plain["J|pb"]],
+)
+print(
+    f"coin flip {coin_flip:.4f}, reach-weighted {value(mixture_policy):.4f},",
+    f"plain {value(plain):.4f}",
+)
 '''
 
 ANSWER_A = r'''

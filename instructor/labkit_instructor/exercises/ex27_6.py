@@ -10,46 +10,65 @@ pure_equilibria = ...              # a list of pairs such as ("a", "c")
 '''
 
 NASH_SOLUTION = '''
-A = lk.games.climbing_game().A     # both agents receive A[row, column]
+A = lk.games.climbing_game().A  # both agents receive A[row, column]
 actions = ["a", "b", "c"]
 
-# (r, c) is an equilibrium when r is a best row against column c and c a best column against row r
-pure_equilibria = [(actions[r], actions[c]) for r in range(3) for c in range(3)
-                   if A[r, c] == A[:, c].max() and A[r, c] == A[r, :].max()]
-print("pure equilibria:", pure_equilibria, " payoffs:", [float(A[actions.index(r), actions.index(c)])
-                                                         for r, c in pure_equilibria])
+# (r, c) is an equilibrium when r is a best row against column c and c a best
+# column against row r
+pure_equilibria = [
+    (actions[r], actions[c])
+    for r in range(3)
+    for c in range(3)
+    if A[r, c] == A[:, c].max() and A[r, c] == A[r, :].max()
+]
+print(
+    "pure equilibria:",
+    pure_equilibria,
+    " payoffs:",
+    [float(A[actions.index(r), actions.index(c)]) for r, c in pure_equilibria],
+)
 '''
 
 UNIFORM_TEMPLATE = '''
-values_uniform_partner = ...   # the row agent's expected payoff for a, b, c against a uniform partner
-favoured_row = ...             # the action the row agent's estimates favour
-favoured_column = ...          # the same for the column agent
+# the row agent's expected payoff for a, b, c against a uniform partner
+values_uniform_partner = ...
+favoured_row = ...  # the action the row agent's estimates favour
+favoured_column = ...  # the same for the column agent
 '''
 
 UNIFORM_SOLUTION = '''
-values_uniform_partner = A.mean(axis=1)              # average over the partner's three actions
+values_uniform_partner = A.mean(axis=1)  # average over the partner's three actions
 favoured_row = actions[int(np.argmax(values_uniform_partner))]
 favoured_column = actions[int(np.argmax(A.mean(axis=0)))]
-print("row agent's values:", np.round(values_uniform_partner, 3), "-> favours", favoured_row)
-print("column agent's values:", np.round(A.mean(axis=0), 3), "-> favours", favoured_column)
+print(
+    "row agent's values:",
+    np.round(values_uniform_partner, 3),
+    "-> favours",
+    favoured_row,
+)
+print(
+    "column agent's values:", np.round(A.mean(axis=0), 3), "-> favours", favoured_column
+)
 '''
 
 LEARNERS_TEMPLATE = '''
 def independent_learners(seed):
-    """Two independent learners on the climbing game; returns the joint action they end up with
-    greedily, e.g. ("b", "b")."""
+    """Two independent learners on the climbing game; returns the joint action they
+    end up with greedily, e.g. ("b", "b")."""
     ...
 
 
-pathology = ...    # its name
+pathology = ...  # its name
 '''
 
 LEARNERS_SOLUTION = '''
 def independent_learners(seed, rounds=1000, step=0.1, explore=1.0, decay=0.99):
-    """Each agent keeps its own action values and ignores the other agent: epsilon-greedy play with
-    exploration decaying from `explore`, values moved toward the shared payoff by `step`."""
+    """Each agent keeps its own action values and ignores the other agent:
+    epsilon-greedy play with exploration decaying from `explore`, values moved
+    toward the shared payoff by `step`.
+    """
     rng = np.random.default_rng(seed)
-    q = np.zeros((2, 3))                       # q[agent, action]
+    q = np.zeros((2, 3))  # q[agent, action]
     for _ in range(rounds):
         random_moves = rng.random(2) < explore
         joint = np.where(random_moves, rng.integers(3, size=2), q.argmax(axis=1))
@@ -60,6 +79,7 @@ def independent_learners(seed, rounds=1000, step=0.1, explore=1.0, decay=0.99):
 
 
 from collections import Counter
+
 print(Counter(independent_learners(seed) for seed in range(20)))
 pathology = "relative overgeneralization"
 '''

@@ -14,17 +14,21 @@ VDN_SOLUTION = '''
 A = lk.games.climbing_game().A
 actions = ["a", "b", "c"]
 
-# one row per joint action (a, b): indicator of a among the first three unknowns, of b among the last three
-design = np.array([np.concatenate([np.eye(3)[a], np.eye(3)[b]]) for a in range(3) for b in range(3)])
+# one row per joint action (a, b): indicator of a among the first three unknowns,
+# of b among the last three
+design = np.array(
+    [np.concatenate([np.eye(3)[a], np.eye(3)[b]]) for a in range(3) for b in range(3)]
+)
 weights, *_ = np.linalg.lstsq(design, A.ravel(), rcond=None)
 q1, q2 = weights[:3], weights[3:]
 q_tot = q1[:, None] + q2[None, :]
 greedy = np.unravel_index(np.argmax(q_tot), q_tot.shape)
 greedy_joint_action = (actions[greedy[0]], actions[greedy[1]])
 print("fitted Q_tot:\\n", np.round(q_tot, 3))
-print("greedy joint action of the fit:", greedy_joint_action, " true payoff there:", A[greedy])
-print("same as row mean + column mean - grand mean:",
-      np.allclose(q_tot, A.mean(axis=1, keepdims=True) + A.mean(axis=0, keepdims=True) - A.mean()))
+print("greedy joint action of the fit:", greedy_joint_action)
+print("true payoff there:", A[greedy])
+additive = A.mean(axis=1, keepdims=True) + A.mean(axis=0, keepdims=True) - A.mean()
+print("same as row mean + column mean - grand mean:", np.allclose(q_tot, additive))
 '''
 
 MONOTONIC_TEMPLATE = '''
@@ -37,7 +41,8 @@ def monotonic_representable(Q):
 MONOTONIC_SOLUTION = '''
 def rows_consistent(M):
     """No two rows whose order flips: M[i, k] > M[j, k] but M[i, l] < M[j, l]."""
-    above = M[:, None, :] > M[None, :, :]          # above[i, j, k]: row i beats row j in column k
+    # above[i, j, k]: row i beats row j in column k
+    above = M[:, None, :] > M[None, :, :]
     below = M[:, None, :] < M[None, :, :]
     return not np.any(above.any(axis=2) & below.any(axis=2))
 

@@ -4,32 +4,33 @@ from labkit.grading.notebooks import Exercise, answer, check, md, written
 
 BT_TEMPLATE = '''
 # P[i, j] = probability that response i is preferred to response j (order A, B, C)
-P = np.array([[0.5, 0.8, 0.3],
-              [0.2, 0.5, 0.6],
-              [0.7, 0.4, 0.5]])
+P = np.array([[0.5, 0.8, 0.3], [0.2, 0.5, 0.6], [0.7, 0.4, 0.5]])
 
-logit_cycle_sum = ...          # logit P(A > B) + logit P(B > C) + logit P(C > A)
+logit_cycle_sum = ...  # logit P(A > B) + logit P(B > C) + logit P(C > A)
 
 
 def bradley_terry_consistent(P):
-    """True when scores s exist with P[i, j] = sigmoid(s[i] - s[j]) for the three responses."""
+    """True when scores s exist with P[i, j] = sigmoid(s[i] - s[j]) for the three
+    responses."""
     ...
 '''
 
 BT_SOLUTION = '''
 # P[i, j] = probability that response i is preferred to response j (order A, B, C)
-P = np.array([[0.5, 0.8, 0.3],
-              [0.2, 0.5, 0.6],
-              [0.7, 0.4, 0.5]])
+P = np.array([[0.5, 0.8, 0.3], [0.2, 0.5, 0.6], [0.7, 0.4, 0.5]])
 
 
 def logit(p):
     return np.log(p / (1 - p))
 
 
-# Bradley-Terry needs logit P(i > j) = s(i) - s(j); around a cycle the differences add up to 0
+# Bradley-Terry needs logit P(i > j) = s(i) - s(j); around a cycle the differences
+# add up to 0
 logit_cycle_sum = logit(P[0, 1]) + logit(P[1, 2]) + logit(P[2, 0])
-print(f"sum of logits around A > B > C > A: {logit_cycle_sum:.6f}  (log 14 = {np.log(14):.6f})")
+print(
+    f"sum of logits around A > B > C > A: {logit_cycle_sum:.6f}",
+    f" (log 14 = {np.log(14):.6f})",
+)
 
 
 def bradley_terry_consistent(P):

@@ -610,6 +610,9 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
         a second per call, since the next parts call it after every few iterations. A Python
         recursion that builds states takes seconds; one numpy pass per level of the tree, or a
         recursion over the arrays that stores each history's value once, takes milliseconds.
+        The budget is 1 s per call: the grader times each of its calls, runs a slow one up to
+        three times and keeps the fastest, and withholds the speed point only beyond 1.5 s, so
+        that a busy grading machine does not cost you the point.
     """),
     answer("L15(d)", NASH_CONV_TEMPLATE, NASH_CONV_SOLUTION),
     check("L15(d)"),
@@ -642,7 +645,8 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
         The grader runs `cfr_plus(1000)` and measures the NashConv of the result; it must be
         close to labkit's (after a few hundred iterations two correct implementations part ways
         by rounding, because CFR+ sets regrets to exactly zero) and it must finish within a
-        minute. Time it here.
+        minute: the budget is 60 s for the 1,000 iterations, and the grader withholds the point
+        only beyond 90 s, a margin for a busy machine. Time it here.
     """),
     answer("L15(g)", THOUSAND_TEMPLATE, THOUSAND_SOLUTION),
     check("L15(g)"),

@@ -1,0 +1,276 @@
+"""A control group per submission: one memory limit and one process limit for a whole sandbox.
+
+Rlimits bound each process of a sandbox on its own; a submission that forks eight children
+each allocating 600 MB stays under a per-process limit while taking 4.8 GB of the machine. A
+control group bounds the sum: every process of the sandbox (bubblewrap, the driver, the kernel
+and whatever the student's code starts) is in one group whose memory (resident pages, page
+cache, and the private /tmp's tmpfs pages) and number of tasks are limited together. When the
+group reaches its memory limit the kernel's OOM killer ends one of *its* processes -- never
+one of another submission or of the grader -- and counts it in the group's ``oom_kill``
+counter, which the grader reads to tell the student "memory limit of N MiB reached".
+
+Both hierarchies are handled:
+
+* cgroup v1 (separate ``memory`` and ``pids`` mounts, as here): ``memory.limit_in_bytes`` and,
+  when swap accounting exists, ``memory.memsw.limit_in_bytes`` (so swap cannot extend it);
+  ``pids.max``; OOM kills from ``memory.oom_control``;
+* cgroup v2 (one unified mount with the ``memory`` and ``pids`` controllers): ``memory.max``,
+  ``memory.swap.max = 0``, ``pids.max``; OOM kills from ``memory.events``. The controllers are
+  enabled in ``cgroup.subtree_control`` on the way down (the parent folder holds no process,
+  as v2 requires).
+
+The groups live in a folder of their own, ``labkit-grade``, at the top of each hierarchy (not
+inside the cgroup the grader itself runs in, which belongs to whatever started it); one group
+per sandbox slot, ``labkit-grade/slot-N``, created before the sandbox starts (the sandbox's
+first process joins it before it runs anything: `join_command`) and removed after everything
+left in it has been killed. Creating groups needs root (or a delegated v2 subtree); where that
+fails, `available` says why and the grader falls back to per-process rlimits.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PARENT = "labkit-grade"
+MOUNTINFO = "/proc/self/mountinfo"
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """Where the controllers are mounted: ``version`` 1 (``memory`` and ``pids`` mounts) or 2
+    (both the same unified mount)."""
+    version: int
+    memory: Path
+    pids: Path
+
+
+def _mounts(mountinfo):
+    """(mount point, file system type, super options) of every cgroup mount."""
+    out = []
+    try:
+        text = Path(mountinfo).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        left, sep, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if not sep or len(fields) < 5 or len(tail) < 3:
+            continue
+        if tail[0] in ("cgroup", "cgroup2"):
+            point = fields[4].replace("\\040", " ")
+            out.append((Path(point), tail[0], set(tail[2].split(","))))
+    return out
+
+
+def find_hierarchy(mountinfo=MOUNTINFO):
+    """The `Hierarchy` that has both a memory and a pids controller, or None.
+
+    cgroup v1 is used when both controllers are mounted as v1 (a v2 mount then holds neither);
+    otherwise a v2 mount whose ``cgroup.controllers`` lists both."""
+    mounts = _mounts(mountinfo)
+    v1 = {c: point for point, kind, options in mounts if kind == "cgroup" for c in ("memory", "pids")
+          if c in options}
+    if "memory" in v1 and "pids" in v1:
+        return Hierarchy(1, v1["memory"], v1["pids"])
+    for point, kind, _ in mounts:
+        if kind != "cgroup2":
+            continue
+        try:
+            controllers = set((point / "cgroup.controllers").read_text().split())
+        except OSError:
+            continue
+        if {"memory", "pids"} <= controllers:
+            return Hierarchy(2, point, point)
+    return None
+
+
+def _write(path, text):
+    with open(path, "w", encoding="ascii") as f:
+        f.write(text)
+
+
+def _counter(path, key):
+    """The value of `key` in a ``key value`` file (``memory.events``, ``memory.oom_control``)."""
+    try:
+        for line in Path(path).read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+class SubmissionGroup:
+    """The control group(s) of one sandbox: `create` before it starts, `remove` after.
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+    name : str
+        The group's folder name under ``labkit-grade`` (``slot-N``).
+    memory : int
+        Bytes the whole group may use (``memory.limit_in_bytes`` / ``memory.max``).
+    processes : int
+        Tasks (processes and threads) the whole group may hold (``pids.max``).
+    """
+
+    def __init__(self, hierarchy, name, memory, processes):
+        self.hierarchy, self.name = hierarchy, name
+        self.memory, self.processes = int(memory), int(processes)
+        roots = {hierarchy.memory, hierarchy.pids}
+        self.folders = [root / PARENT / name for root in sorted(roots)]
+        self.memory_folder = hierarchy.memory / PARENT / name
+        self.pids_folder = hierarchy.pids / PARENT / name
+        self._oom_start = self._pids_start = 0
+
+    # ------------------------------------------------------------------ set up
+
+    def create(self):
+        """Make the group(s) and set the limits; a group left by a grader that crashed is
+        emptied and reused. Raises OSError if the hierarchy refuses."""
+        for folder in self.folders:
+            if self.hierarchy.version == 2:
+                _enable_controllers(folder.parent.parent)
+                folder.parent.mkdir(exist_ok=True)
+                _enable_controllers(folder.parent)
+            else:
+                folder.parent.mkdir(exist_ok=True)
+            if folder.exists():
+                self.kill()
+            folder.mkdir(exist_ok=True)
+        if self.hierarchy.version == 1:
+            memsw = self.memory_folder / "memory.memsw.limit_in_bytes"
+            if memsw.exists():
+                _write(memsw, "-1")              # the memory limit may not exceed memsw's
+            _write(self.memory_folder / "memory.limit_in_bytes", str(self.memory))
+            if memsw.exists():
+                _write(memsw, str(self.memory))
+        else:
+            _write(self.memory_folder / "memory.max", str(self.memory))
+            if (self.memory_folder / "memory.swap.max").exists():
+                _write(self.memory_folder / "memory.swap.max", "0")
+        _write(self.pids_folder / "pids.max", str(self.processes))
+        self._oom_start, self._pids_start = self._oom_total(), self._pids_total()
+        return self
+
+    def join_command(self):
+        """argv prefix that puts the command it runs into this group before exec'ing it, so
+        that nothing the sandbox starts is ever outside the group (Python's ``preexec_fn`` is
+        not safe in a threaded grader; ``sh`` writes its own pid, then execs)."""
+        files = [str(f / "cgroup.procs") for f in self.folders]
+        script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"'
+        return ["/bin/sh", "-c", script, "labkit-cgroup", str(len(files)), *files]
+
+    # ------------------------------------------------------------------ what happened
+
+    def _oom_total(self):
+        if self.hierarchy.version == 1:
+            return _counter(self.memory_folder / "memory.oom_control", "oom_kill")
+        return _counter(self.memory_folder / "memory.events", "oom_kill")
+
+    def _pids_total(self):
+        return _counter(self.pids_folder / "pids.events", "max")
+
+    def oom_kills(self):
+        """Processes the OOM killer ended in this group since `create`."""
+        return self._oom_total() - self._oom_start
+
+    def process_limit_hits(self):
+        """Forks refused because the group held ``processes`` tasks, since `create`."""
+        return self._pids_total() - self._pids_start
+
+    # ------------------------------------------------------------------ tear down
+
+    def members(self):
+        pids = set()
+        for folder in self.folders:
+            try:
+                pids.update(int(x) for x in (folder / "cgroup.procs").read_text().split())
+            except (OSError, ValueError):
+                pass
+        return pids
+
+    def kill(self, passes=100):
+        """SIGKILL everything in the group, pass after pass until it is empty (a fork bomb
+        forks while we look; ``pids.max`` bounds it). v2's ``cgroup.kill`` does it at once."""
+        if self.hierarchy.version == 2:
+            try:
+                _write(self.memory_folder / "cgroup.kill", "1")
+            except OSError:
+                pass
+        for _ in range(passes):
+            members = self.members()
+            if not members:
+                return True
+            for pid in members:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.02)
+        return not self.members()
+
+    def remove(self):
+        """Kill what is left, then remove the group(s); True if they are gone."""
+        self.kill()
+        gone = True
+        for folder in self.folders:
+            for attempt in range(50):
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EBUSY or attempt == 49:
+                        gone = False
+                        break
+                    self.kill(passes=5)
+                    time.sleep(0.05)
+        return gone
+
+
+def _enable_controllers(folder):
+    """Let the children of a v2 group use the memory and pids controllers."""
+    control = folder / "cgroup.subtree_control"
+    try:
+        enabled = set(control.read_text().split())
+    except OSError:
+        return
+    missing = [c for c in ("memory", "pids") if c not in enabled]
+    if missing:
+        _write(control, " ".join(f"+{c}" for c in missing))
+
+
+_state = {}
+_state_lock = threading.Lock()
+
+
+def available(mountinfo=MOUNTINFO):
+    """(hierarchy, None) when a group per submission can be made here, else (None, why).
+
+    Tried once per process: a probe group is created with limits and removed."""
+    with _state_lock:
+        if mountinfo not in _state:
+            _state[mountinfo] = _probe(mountinfo)
+        return _state[mountinfo]
+
+
+def _probe(mountinfo):
+    hierarchy = find_hierarchy(mountinfo)
+    if hierarchy is None:
+        return None, "no cgroup hierarchy with both the memory and pids controllers is mounted"
+    group = SubmissionGroup(hierarchy, f"probe-{os.getpid()}", 256 * 1024 ** 2, 16)
+    try:
+        group.create()
+    except OSError as exc:
+        group.remove()
+        return None, f"cannot create a control group under {hierarchy.memory / PARENT} ({exc.strerror or exc})"
+    group.remove()
+    return hierarchy, None
