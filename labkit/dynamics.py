@@ -115,7 +115,11 @@ class Trajectory:
     # ----------------------------------------------------------------- measures
     @functools.cached_property
     def exploitability(self) -> np.ndarray:
-        """(T + 1,) max_i (A y_t)_i - min_j (x_t^T A)_j of the current strategies (zero-sum games)."""
+        """(T + 1,) max_i (A y_t)_i - min_j (x_t^T A)_j of the current strategies (zero-sum games).
+
+        This is the NashConv of (x_t, y_t), under the name the course chapter gives it; it is not
+        `lk.exploitability`, which is NashConv / 2 for two players. The book prints `nash_conv`.
+        """
         return _zero_sum_gap(self.game, self.x, self.y)
 
     @functools.cached_property
