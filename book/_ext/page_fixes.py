@@ -5,19 +5,29 @@
    page's console (and sphinx-togglebutton's setup runs twice). Keep the first copy of every inline or
    linked script.
 2. The widget manager (``_static/widgets/embed-amd.js``) finds its icon fonts (Font Awesome 5, which its
-   own stylesheet asks for) next to the AMD module ``@jupyter-widgets/html-manager/dist/libembed-amd``,
-   and RequireJS places that module beside the page, so every page with a widget asked for
-   ``<page folder>/@jupyter-widgets/html-manager/dist/*.woff2`` and got three 404s. A RequireJS ``paths``
-   entry, set before require.js loads, moves the module to ``_static/widgets/fonts/``, where the book
-   ships the three fonts (book/_vendor/widgets/fonts, from the same npm release as embed-amd.js).
+   own stylesheets ask for) next to the AMD modules it defines (``@jupyter-widgets/html-manager/dist/
+   libembed-amd``, ``@jupyter-widgets/controls``, ...), and RequireJS places those beside the page, so
+   a page with a widget asked for ``<page folder>/@jupyter-widgets/.../*.woff2`` and got 404s. RequireJS
+   ``paths`` entries, set before require.js loads, move the modules into ``_static/widgets/fonts/``,
+   where the book ships the fonts (book/_vendor/widgets/fonts, from the same npm release). The modules
+   are defined inside embed-amd.js, so nothing is ever fetched from those paths but the fonts.
 3. The theme writes ``localStorage.getItem("mode") || "{{ default_mode }}"`` into every page, and
    Jupyter Book leaves ``default_mode`` empty, so a first visit logged "Got invalid theme mode: .
    Resetting to auto." as a console error. Give it the value the theme falls back to anyway, "auto".
 """
 import json
 
-WIDGET_MODULE = "@jupyter-widgets/html-manager/dist"
 WIDGET_FONTS = "_static/widgets/fonts"
+# module id prefix -> where RequireJS should place it, under WIDGET_FONTS (the fonts are found in
+# the folder of each module's address)
+WIDGET_MODULES = {
+    "@jupyter-widgets/html-manager/dist": "",
+    "@jupyter-widgets/html-manager": "/html-manager",
+    "@jupyter-widgets/controls": "/controls",
+    "@jupyter-widgets/controls7": "/controls7",
+    "@jupyter-widgets/base": "/base",
+    "@jupyter-widgets/base7": "/base7",
+}
 
 
 def _script_key(script):
@@ -31,7 +41,8 @@ def _require_config(context):
     from sphinx.builders.html._assets import _JavaScript
 
     fonts = context["pathto"](WIDGET_FONTS, 1)
-    body = "var require = " + json.dumps({"paths": {WIDGET_MODULE: fonts}}) + ";"
+    paths = {module: fonts + place for module, place in WIDGET_MODULES.items()}
+    body = "var require = " + json.dumps({"paths": paths}) + ";"
     return _JavaScript(None, body=body)
 
 
