@@ -17,6 +17,8 @@ same drawing gives the same bytes.
 """
 from __future__ import annotations
 
+import base64
+import html
 import io
 
 import ipywidgets as widgets
@@ -47,14 +49,48 @@ def _as_png(frame, figsize, dpi):
     return png_frame(frame, figsize=figsize, dpi=dpi)
 
 
-def image_stack(frames, figsize=(6.4, 4.0), dpi=100, selected=0) -> widgets.Stack:
-    """A ``Stack`` of ``Image`` widgets, one per frame (PNG bytes, or a draw function to render)."""
+def _alt_texts(alt, n):
+    """One description per frame: None, one string for all frames, or a list of n strings."""
+    if alt is None:
+        return [None] * n
+    if isinstance(alt, str):
+        return [alt] * n
+    alt = list(alt)
+    if len(alt) != n or not all(isinstance(a, str) and a.strip() for a in alt):
+        raise ValueError(f"alt must be a string or a list of {n} non-empty strings, one per frame")
+    return alt
+
+
+def _described_frame(png, alt):
+    """A frame that carries its alt text: an HTML widget holding the PNG as a data: URL.
+
+    (An Image widget has no alt text, and giving it a tooltip breaks its view in the browser's
+    widget manager, which reads the missing ``description`` of the Image model.)
+    """
+    source = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    return widgets.HTML(f'<img src="{source}" alt="{html.escape(alt, quote=True)}" '
+                        'style="max-width: 100%; height: auto">')
+
+
+def image_stack(frames, figsize=(6.4, 4.0), dpi=100, selected=0, alt=None) -> widgets.Stack:
+    """A ``Stack`` of images, one per frame (PNG bytes, or a draw function to render).
+
+    ``alt`` describes the frames for a reader who cannot see them: one string for every frame, or a
+    list with one string per frame. With it the frames are ``HTML`` widgets holding an ``<img>``
+    with that alt text; without it they are ``Image`` widgets (the book's site then describes a
+    frame by its control's label and value).
+    """
     frames = list(frames)
     if not frames:
         raise ValueError("image_stack needs at least one frame")
     if not 0 <= selected < len(frames):
         raise ValueError(f"selected must be a frame index in 0..{len(frames) - 1}, got {selected}")
-    images = [widgets.Image(value=_as_png(f, figsize, dpi), format="png") for f in frames]
+    pngs = [_as_png(f, figsize, dpi) for f in frames]
+    if alt is None:
+        images = [widgets.Image(value=png, format="png") for png in pngs]
+    else:
+        texts = _alt_texts(alt, len(pngs))
+        images = [_described_frame(png, text) for png, text in zip(pngs, texts)]
     return widgets.Stack(images, selected_index=selected)
 
 
@@ -73,7 +109,8 @@ def _box(control, stack, top=None):
     return box
 
 
-def slider_stack(frames, labels=None, description="", value=0, figsize=(6.4, 4.0), dpi=100) -> widgets.VBox:
+def slider_stack(frames, labels=None, description="", value=0, figsize=(6.4, 4.0), dpi=100,
+                 alt=None) -> widgets.VBox:
     """A slider over precomputed frames, working without a kernel.
 
     Parameters
@@ -83,6 +120,8 @@ def slider_stack(frames, labels=None, description="", value=0, figsize=(6.4, 4.0
         Shown as the slider's readout (a ``SelectionSlider``); default: the frame numbers 0, 1, ...
     value : int
         Index of the frame shown first.
+    alt : str or list of str, optional
+        What the frames show, for a reader who cannot see them (see `image_stack`).
 
     Returns
     -------
@@ -90,7 +129,7 @@ def slider_stack(frames, labels=None, description="", value=0, figsize=(6.4, 4.0
         ``[slider, stack]``; also available as ``box.control`` and ``box.stack``. The slider's
         ``index`` (``value`` for an ``IntSlider``) is linked in the browser to ``stack.selected_index``.
     """
-    stack = image_stack(frames, figsize, dpi, selected=value)
+    stack = image_stack(frames, figsize, dpi, selected=value, alt=alt)
     n = len(stack.children)
     if labels is None:
         slider = widgets.IntSlider(value=value, min=0, max=n - 1, description=description,
@@ -105,12 +144,13 @@ def slider_stack(frames, labels=None, description="", value=0, figsize=(6.4, 4.0
 
 
 def dropdown_stack(frames, labels, description="", value=0, buttons=False, figsize=(6.4, 4.0),
-                   dpi=100) -> widgets.VBox:
+                   dpi=100, alt=None) -> widgets.VBox:
     """A method selector (``Dropdown``, or ``ToggleButtons`` with ``buttons=True``) over precomputed frames.
 
     The control's ``index`` is linked to the stack (its ``value`` is the label string, not a number).
+    ``alt`` describes the frames (see `image_stack`).
     """
-    stack = image_stack(frames, figsize, dpi, selected=value)
+    stack = image_stack(frames, figsize, dpi, selected=value, alt=alt)
     labels = _check_labels(labels, len(stack.children))
     kind = widgets.ToggleButtons if buttons else widgets.Dropdown
     control = kind(options=labels, index=value, description=description)
@@ -118,7 +158,8 @@ def dropdown_stack(frames, labels, description="", value=0, buttons=False, figsi
     return _box(control, stack)
 
 
-def play_stack(frames, interval=200, description="", figsize=(6.4, 4.0), dpi=100) -> widgets.VBox:
+def play_stack(frames, interval=200, description="", figsize=(6.4, 4.0), dpi=100,
+               alt=None) -> widgets.VBox:
     """An animation: a ``Play`` button driving a slider driving the stack, all linked in the browser.
 
     On the Jupyter Book site the Play button needs the book's ``site-fixes.js`` and ``widgets-fix.css``
@@ -126,7 +167,7 @@ def play_stack(frames, interval=200, description="", figsize=(6.4, 4.0), dpi=100
     """
     if interval <= 0:
         raise ValueError(f"interval is in milliseconds and must be positive, got {interval}")
-    stack = image_stack(frames, figsize, dpi)
+    stack = image_stack(frames, figsize, dpi, alt=alt)
     n = len(stack.children)
     slider = widgets.IntSlider(value=0, min=0, max=n - 1, description=description)
     play = widgets.Play(value=0, min=0, max=n - 1, step=1, interval=interval, repeat=True)

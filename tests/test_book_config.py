@@ -73,7 +73,33 @@ def test_page_fixes_drop_repeated_inline_scripts():
     body = 'const THEBE_JS_URL = "x";'
     scripts = [_JavaScript("a.js"), _JavaScript(None, body=body), _JavaScript("", priority=501, body=body),
                _JavaScript("a.js"), _JavaScript(None, body="other")]
-    context = {"script_files": scripts}
-    page_fixes._drop_repeated_scripts(None, "p", "page.html", context, None)
+    context = {"script_files": scripts, "pathto": lambda uri, resource=0: "../" + uri}
+    page_fixes._fix_page(None, "p", "page.html", context, None)
     assert [(s.filename, s.attributes.get("body")) for s in context["script_files"]] == \
         [("a.js", None), (None, body), (None, "other")]
+    assert context["default_mode"] == "auto"       # the theme logs a console error for ""
+
+
+def test_page_fixes_place_the_widget_manager_beside_its_fonts():
+    """embed-amd.js asks for its Font Awesome files in the folder of its AMD modules: RequireJS must be
+    told, before require.js loads, that those modules live in _static/widgets/fonts, which must hold
+    every .woff2 file the vendored widget manager names."""
+    import json
+    import re
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import page_fixes
+    from sphinx.builders.html._assets import _JavaScript
+
+    scripts = [_JavaScript("_static/widgets/require.js"), _JavaScript("_static/widgets/embed-amd.js")]
+    context = {"script_files": scripts, "pathto": lambda uri, resource=0: "../" + uri}
+    page_fixes._fix_page(None, "chapters/x", "page.html", context, None)
+    config, require, embed = context["script_files"]
+    assert (require.filename, embed.filename) == ("_static/widgets/require.js", "_static/widgets/embed-amd.js")
+    paths = json.loads(config.attributes["body"].removeprefix("var require = ").rstrip(";"))["paths"]
+    assert paths["@jupyter-widgets/html-manager/dist"] == "../_static/widgets/fonts"
+    assert paths["@jupyter-widgets/controls"] == "../_static/widgets/fonts/controls"
+    vendored = (ROOT / "book" / "_vendor" / "widgets" / "embed-amd.js").read_text(encoding="utf-8")
+    named = set(re.findall(r'\.p\+"([0-9a-f]{20}\.woff2)"', vendored))
+    assert len(named) == 3
+    shipped = {f.name for f in (ROOT / "book" / "_vendor" / "widgets" / "fonts").glob("*.woff2")}
+    assert named == shipped

@@ -87,6 +87,23 @@ def test_dropdown_and_play_stacks():
         lk.widgets.image_stack([])
 
 
+def test_frames_carry_their_description_for_readers_who_cannot_see_them():
+    import base64
+    frames = [lk.widgets.png_frame(lambda ax, k=k: ax.plot([0, k]), figsize=(2, 2), dpi=20) for k in range(2)]
+    box = lk.widgets.slider_stack(frames, alt=["a flat line", 'a "rising" line & more'])
+    first, second = box.stack.children
+    assert 'alt="a flat line"' in first.value
+    assert 'alt="a &quot;rising&quot; line &amp; more"' in second.value
+    assert base64.b64encode(frames[1]).decode() in second.value      # the same PNG, inline
+    shared = lk.widgets.dropdown_stack(frames, ["CFR", "CFR+"], alt="two strategy tables")
+    assert all('alt="two strategy tables"' in frame.value for frame in shared.stack.children)
+    assert [frame.value for frame in lk.widgets.play_stack(frames).stack.children] == frames
+    with pytest.raises(ValueError, match="list of 2 non-empty strings"):
+        lk.widgets.slider_stack(frames, alt=["only one"])
+    with pytest.raises(ValueError, match="list of 2 non-empty strings"):
+        lk.widgets.slider_stack(frames, alt=["", "empty first"])
+
+
 def test_convergence_curve_uses_log_scales_and_method_colour():
     from matplotlib.figure import Figure
     ax = Figure().subplots()

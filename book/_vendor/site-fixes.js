@@ -28,3 +28,35 @@ window.FontAwesomeConfig = Object.assign(window.FontAwesomeConfig || {}, { autoR
     window.MathJax.Hub = hub;
   };
 })();
+
+// 3. A frame of an Image widget is an <img> that the widget manager gives no alt text. (Frames drawn
+//    with lk.widgets' alt=... are HTML widgets whose <img> carries its own.) Describe such a frame by
+//    its control, e.g. "Precomputed frame for epsilon: 0.1", so a screen reader says which picture
+//    is shown; the description follows the control as the frames are switched.
+(function () {
+  function controlState(box) {
+    if (!box) { return ""; }
+    var label = box.querySelector(".widget-label");
+    var name = label ? label.textContent.trim() : "";
+    var value = "";
+    var readout = box.querySelector(".widget-readout");
+    var select = box.querySelector("select");
+    var active = box.querySelector(".widget-toggle-button.mod-active");
+    if (readout) { value = readout.textContent.trim(); }
+    else if (select && select.selectedIndex >= 0) { value = select.options[select.selectedIndex].text; }
+    else if (active) { value = active.textContent.trim(); }
+    return [name, value].filter(Boolean).join(": ");
+  }
+  function describe(img) {
+    if (img.getAttribute("alt")) { return; }
+    var state = controlState(img.closest(".widget-vbox"));
+    img.setAttribute("alt", "Precomputed frame" + (state ? " for " + state : ""));
+  }
+  function scan(node) {
+    if (node.matches && node.matches("img.widget-image")) { describe(node); }
+    if (node.querySelectorAll) { node.querySelectorAll("img.widget-image").forEach(describe); }
+  }
+  new MutationObserver(function (records) {
+    records.forEach(function (record) { record.addedNodes.forEach(scan); });
+  }).observe(document.documentElement, { childList: true, subtree: true });
+})();

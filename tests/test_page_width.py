@@ -1,0 +1,80 @@
+"""Every published notebook fits the page: code lines and printed lines at most 88 characters.
+
+At 1280 px the site's code column holds about 90 characters of its 13 px monospace (the browser test
+tests/browser/test_site_pages.py measures the pixels); wider lines scroll sideways. The notebooks
+listed in NOT_YET are still being brought to the page model; each is an expected failure, strict, so
+the entry must be removed once the notebook fits.
+"""
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT = 88
+
+NOT_YET = {
+    "chapters/01_many_learners.ipynb", "chapters/02_learning_dynamics.ipynb",
+    "chapters/03_counterfactual_regret.ipynb", "chapters/04_scaling_up.ipynb",
+    "chapters/05_self_play_and_populations.ipynb", "chapters/06_hindsight_rationality.ipynb",
+    "chapters/08_general_sum_and_language.ipynb", "chapters/appendix_efr_reproduction.ipynb",
+    "exercises/27_1_no_regret_minimax.ipynb", "exercises/27_3_mirror_descent_orbits.ipynb",
+    "exercises/27_4_kuhn_poker_by_hand.ipynb", "exercises/27_5_cfr_weightings.ipynb",
+    "exercises/27_6_climbing_game.ipynb", "exercises/27_8_intransitive_preferences.ipynb",
+    *(f"solutions/{name}.ipynb" for name in [
+        "27_1_no_regret_minimax", "27_2_biased_rock_paper_scissors", "27_3_mirror_descent_orbits",
+        "27_4_kuhn_poker_by_hand", "27_5_cfr_weightings", "27_6_climbing_game",
+        "27_7_value_factorization", "27_8_intransitive_preferences",
+        "4_1_sampled_counterfactual_values", "5_1_double_oracle", "6_1_deviation_regrets",
+        "lab15_leduc_solvers"]),
+}
+
+
+def published_notebooks():
+    """The notebooks _toc.yml makes into pages, as paths relative to the repository."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            path = ROOT / f"{node.get('file', '')}.ipynb"
+            if "file" in node and path.exists():
+                found.append(path.relative_to(ROOT).as_posix())
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+    return found
+
+
+def wide_lines(path):
+    """(cell number, 'code' or 'printed', length, start of the line) of every line over LIMIT."""
+    nb = json.loads((ROOT / path).read_text(encoding="utf-8"))
+    found = []
+    for k, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        texts = [("code", "".join(cell["source"]))]
+        texts += [("printed", "".join(out["text"])) for out in cell.get("outputs", [])
+                  if out.get("output_type") == "stream"]
+        texts += [("printed", "".join(out["data"]["text/plain"])) for out in cell.get("outputs", [])
+                  if out.get("output_type") == "execute_result" and "text/plain" in out["data"]
+                  and not any(key.startswith("application/vnd.jupyter.widget") for key in out["data"])]
+        for kind, text in texts:
+            found += [(k, kind, len(line), line[:50]) for line in text.splitlines() if len(line) > LIMIT]
+    return found
+
+
+def test_the_list_of_pending_notebooks_names_real_pages():
+    assert NOT_YET <= set(published_notebooks())
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="not yet on the page model"))
+    if p in NOT_YET else p for p in published_notebooks()])
+def test_code_and_printed_lines_fit_the_page(path):
+    wide = wide_lines(path)
+    assert not wide, f"{path}: {len(wide)} lines wider than {LIMIT} characters, e.g. {wide[:3]}"
