@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit import kernels
 from labkit._messages import show
 from labkit.evaluate import _reach
 from labkit.policy import TabularPolicy
@@ -120,6 +121,40 @@ class SequenceTree:
         # max_z |u_i(z)| of the acting player, per internal row: the payoff factor of the tie bound
         largest = np.abs(game.returns[z]).max(axis=0) if len(z) else np.zeros(n)
         self.payoff_bound = largest[self.player]
+        self.kernel_arrays = self._kernel_arrays(parent_ext)
+
+    def _kernel_arrays(self, parent_ext):
+        """The same terms for the compiled kernel (labkit._cfr_kernels): for each update
+        (player 0, ..., n - 1, then all players at once as number n) its slice of concatenated
+        arrays, given by offsets; the rows of each update grouped by own depth."""
+        n, I = self.num_players, self.num_infosets
+        keys = list(range(n)) + [None]
+
+        def stacked(terms, column):
+            width = n - 1 if column == 1 else 1
+            return np.concatenate([np.asarray(terms[key][column]).reshape(len(terms[key][0]), width)
+                                   for key in keys]).astype(np.int64 if column < 2 else np.float64)
+
+        def offsets(terms):
+            return np.concatenate(([0], np.cumsum([len(terms[key][0]) for key in keys]))).astype(np.int64)
+
+        level_of = np.repeat(np.arange(len(self.levels)), [lv.stop - lv.start for lv, _ in self.levels])
+        groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.arange(I)]
+        rows = np.concatenate(groups).astype(np.int64)
+        starts = np.cumsum([0] + [len(g) for g in groups])
+        # row_level[u, d]: where update u's rows of own depth d start in `rows`
+        row_level = np.array([start + np.searchsorted(level_of[g], np.arange(len(self.levels) + 1))
+                              for start, g in zip(starts, groups)], dtype=np.int64)
+        return dict(
+            parent_ext=parent_ext.astype(np.int64),
+            level_start=np.array([lv.start for lv, _ in self.levels] + [I], dtype=np.int64),
+            term_off=offsets(self.terminal_terms), term_own=stacked(self.terminal_terms, 0)[:, 0],
+            term_others=stacked(self.terminal_terms, 1), term_payoff=stacked(self.terminal_terms, 2)[:, 0],
+            dec_off=offsets(self.decision_terms), dec_rows=stacked(self.decision_terms, 0)[:, 0],
+            dec_others=stacked(self.decision_terms, 1), dec_chance=stacked(self.decision_terms, 2)[:, 0],
+            rows=rows, row_level=row_level,
+            payoff_bound=np.ascontiguousarray(self.payoff_bound, dtype=np.float64),
+            legal=self.legal.astype(np.float64), uniform=np.ascontiguousarray(self.uniform))
 
     def extended(self, game_seq):
         """Extended index (0 = empty) of game sequences J * A + a (-1 = empty)."""
@@ -246,18 +281,60 @@ class CFR(Solver):
             self._update_masks[p] = legal * (self.tree.player == p)[:, None]
             self._update_rows[p] = (self.tree.player == p)[:, None].astype(float)
         self._pass = _CounterfactualPass(self.tree)
+        # the compiled kernel replays exactly CFR's, CFR+'s and DCFR's updates: a subclass that
+        # changes an update keeps the numpy version
+        cls = type(self)
+        self.backend = kernels.backend()
+        self._compiled = (self.backend == "numba" and cls._update is CFR._update and cls._step is CFR._step
+                          and cls._discount_regrets in (CFR._discount_regrets, DCFR._discount_regrets))
+        if self._compiled:
+            I, A = shape
+            self._buffers = dict(reach_ext=np.ones(I * A + 1), q_ext=np.zeros(I * A + 1), v=np.zeros(I),
+                                 others_reach=np.zeros(I), acc=np.zeros(max(I * A + 1, A)))
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):
         t = self.iteration + 1
+        if self._compiled:
+            self._compiled_iterations(t, 1)
+            return
         if self.alternating_updates:
             for player in range(self.game.num_players):
                 self._update(t, player)
         else:
             self._update(t, None)
 
+    def _steps(self, count):
+        """`count` iterations; the numba backend runs them in one compiled call."""
+        if not self._compiled:
+            return super()._steps(count)
+        self._compiled_iterations(self.iteration + 1, count)
+        self.iteration += count
+
+    def _compiled_iterations(self, first, count):
+        """Iterations first, ..., first + count - 1 by `labkit._cfr_kernels` (same numbers)."""
+        from labkit import _cfr_kernels
+        ts = range(first, first + count)
+        weights = np.array([self._average_weight(t) for t in ts], dtype=np.float64)
+        factors = [self._discount_factors(t) for t in ts]
+        discount = factors[0] is not None
+        positive = np.array([f[0] if discount else 1.0 for f in factors], dtype=np.float64)
+        negative = np.array([f[1] if discount else 1.0 for f in factors], dtype=np.float64)
+        b, k = self._buffers, self.tree.kernel_arrays
+        _cfr_kernels.iterations(self.alternating_updates, weights, positive, negative, discount,
+                                self.regret_matching_plus, self._sigma, b["reach_ext"], b["q_ext"], b["v"],
+                                b["others_reach"], b["acc"], k["parent_ext"], k["level_start"], k["term_off"],
+                                k["term_own"], k["term_others"], k["term_payoff"], k["dec_off"], k["dec_rows"],
+                                k["dec_others"], k["dec_chance"], k["rows"], k["row_level"], k["payoff_bound"],
+                                k["legal"], k["uniform"], self.cumulative_regret, self.policy_sum,
+                                self.regret_scale)
+
     def _average_weight(self, t):
         return float(t) if self.linear_averaging else 1.0
+
+    def _discount_factors(self, t):
+        """DCFR's (positive, negative) regret discounts after iteration t; None: no discount."""
+        return None
 
     def _discount_regrets(self, t, player):
         """Hook for DCFR: rescale the cumulative regrets after an update."""
@@ -329,9 +406,11 @@ class DCFR(CFR):
     def _average_weight(self, t):
         return float(t) ** self.gamma
 
+    def _discount_factors(self, t):
+        return t ** self.alpha / (t ** self.alpha + 1.0), t ** self.beta / (t ** self.beta + 1.0)
+
     def _discount_regrets(self, t, player):
-        positive = t ** self.alpha / (t ** self.alpha + 1.0)
-        negative = t ** self.beta / (t ** self.beta + 1.0)
+        positive, negative = self._discount_factors(t)
         factor = np.where(self.cumulative_regret >= 0.0, positive, negative)
         rows = self.tree.player == player
         self.cumulative_regret[rows] *= factor[rows]
