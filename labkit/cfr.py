@@ -248,6 +248,12 @@ class CFR(Solver):
     linear_averaging : bool
         Weight iteration t's policy by t in the average.
 
+    Notes
+    -----
+    Where numba is installed, an iteration runs as one compiled kernel (`labkit.kernels`,
+    `labkit._cfr_kernels`) that repeats the numpy passes below operation for operation, so the
+    numbers are the same bit for bit; ``lk.kernels.use("numpy")`` runs the numpy code itself.
+
     Examples
     --------
     >>> import labkit as lk

@@ -186,7 +186,11 @@ class MCCFR(Solver):
     Attributes
     ----------
     regrets, policy_sums : list of lists
-        Per infoset, over its legal actions (`game.legal_actions(I)`).
+        Per infoset, over its legal actions (`game.legal_actions(I)`). With the compiled backend
+        (`labkit.kernels`, the default where numba is installed) the tables are flat arrays and
+        these are fresh copies: read them, do not write into them.
+    backend : {"numpy", "numba"}
+        Which implementation runs the episodes (`labkit.kernels`; the same numbers either way).
     nodes_touched : int
         Histories (chance, decision and terminal alike) visited by the sampled episodes since
         construction, each counted once per episode that visits it; `sampled_regrets` episodes
