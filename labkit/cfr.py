@@ -233,6 +233,9 @@ class _CounterfactualPass:
         return reach, q, v, others_reach
 
 
+_KERNELS = None          # labkit._cfr_kernels, imported on first use (the numba backend)
+
+
 class CFR(Solver):
     """Counterfactual regret minimization (Zinkevich et al., 2007), vectorized over the tree.
 
@@ -296,7 +299,8 @@ class CFR(Solver):
         if self._compiled:
             I, A = shape
             self._buffers = dict(reach_ext=np.ones(I * A + 1), q_ext=np.zeros(I * A + 1), v=np.zeros(I),
-                                 others_reach=np.zeros(I), acc=np.zeros(max(I * A + 1, A)))
+                                 others_reach=np.zeros(I), acc=np.zeros(max(I * A + 1, A)),
+                                 step=(np.ones(1), np.ones(1), np.ones(1)))
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):
@@ -319,15 +323,25 @@ class CFR(Solver):
 
     def _compiled_iterations(self, first, count):
         """Iterations first, ..., first + count - 1 by `labkit._cfr_kernels` (same numbers)."""
-        from labkit import _cfr_kernels
+        global _KERNELS
+        if _KERNELS is None:
+            from labkit import _cfr_kernels
+            _KERNELS = _cfr_kernels
+        # the per-iteration numbers, from the same Python expressions as the numpy backend
         ts = range(first, first + count)
-        weights = np.array([self._average_weight(t) for t in ts], dtype=np.float64)
-        factors = [self._discount_factors(t) for t in ts]
-        discount = factors[0] is not None
-        positive = np.array([f[0] if discount else 1.0 for f in factors], dtype=np.float64)
-        negative = np.array([f[1] if discount else 1.0 for f in factors], dtype=np.float64)
+        if count == 1:                                   # step(): reuse three small arrays
+            weights, positive, negative = self._buffers["step"]
+        else:
+            weights, positive, negative = np.empty(count), np.ones(count), np.ones(count)
+        for k, t in enumerate(ts):
+            weights[k] = self._average_weight(t)
+        factors = self._discount_factors(first)
+        discount = factors is not None
+        if discount:
+            for k, t in enumerate(ts):
+                positive[k], negative[k] = self._discount_factors(t)
         b, k = self._buffers, self.tree.kernel_arrays
-        _cfr_kernels.iterations(self.alternating_updates, weights, positive, negative, discount,
+        _KERNELS.iterations(self.alternating_updates, weights, positive, negative, discount,
                                 self.regret_matching_plus, self._sigma, b["reach_ext"], b["q_ext"], b["v"],
                                 b["others_reach"], b["acc"], k["parent_ext"], k["level_start"], k["term_off"],
                                 k["term_own"], k["term_others"], k["term_payoff"], k["dec_off"], k["dec_rows"],

@@ -114,6 +114,19 @@ class _KernelTree:
                 d[internal] = np.where(game.player[internal] == i, total, most + 1)
             external[i] = d[0]
         self.draw_bound = {"outcome": outcome, "external": external}
+        self.round_draws = {k: int(v.sum()) for k, v in self.draw_bound.items()}
+
+
+def _compiled_module():
+    """labkit._mccfr_kernels, imported (and its kernels compiled or loaded) on first use."""
+    global _KERNELS
+    if _KERNELS is None:
+        from labkit import _mccfr_kernels
+        _KERNELS = _mccfr_kernels
+    return _KERNELS
+
+
+_KERNELS = None
 
 
 def _kernel_tree(game):
@@ -288,7 +301,7 @@ class MCCFR(Solver):
         if self.backend != "numba":
             return super()._steps(count)
         # one call per slice, so the random-number buffer stays small
-        per_round = int(self._arrays.draw_bound[self.sampling].sum())
+        per_round = self._arrays.round_draws[self.sampling]
         chunk = max(1, _BLOCK * 16 // max(per_round, 1))
         done = 0
         while done < count:
@@ -299,9 +312,12 @@ class MCCFR(Solver):
 
     def _compiled_episodes(self, rounds, players, regret_out, sums_out, invalidate):
         """`rounds` times one episode per player in `players`, by the numba kernel."""
-        from labkit import _mccfr_kernels as K
+        K = _compiled_module()
         t = self._arrays
-        need = rounds * int(t.draw_bound[self.sampling][players].sum())
+        if players is t.all_players:                 # the common case, counted once per game
+            need = rounds * t.round_draws[self.sampling]
+        else:
+            need = rounds * int(t.draw_bound[self.sampling][players].sum())
         left = len(self._buffer) - int(self._state[0])
         if left < need:
             # the same stream as the numpy backend's: blocks of _BLOCK numbers, in order
