@@ -18,19 +18,10 @@ from labkit.regret import TIE_TOLERANCE
 
 
 @njit
-def _product(reach_ext, others, e):
-    """prod_j reach_ext[others[e, j]], left to right (numpy's prod over the others' columns)."""
-    w = reach_ext[others[e, 0]]
-    for j in range(1, others.shape[1]):
-        w *= reach_ext[others[e, j]]
-    return w
-
-
-@njit
 def _update(u, weight, discount, positive, negative, rm_plus, sigma, reach_ext, q_ext, v, others_reach, acc,
-            parent_ext, level_start, term_off, term_own, term_others, term_payoff, dec_off, dec_rows,
-            dec_others, dec_chance, rows, row_level, payoff_bound, legal, uniform, regrets, policy_sum,
-            scale):
+            parent_ext, level_start, term_start, term_target, term_off, term_others, term_payoff,
+            dec_start, dec_target, dec_off, dec_others, dec_chance, rows, row_level, payoff_bound, legal, uniform,
+            regrets, policy_sum, scale):
     """Update u: steps 2-5 of `labkit.cfr` at update u's rows, then their regret matching."""
     I, A = sigma.shape
     # 2. own reach x(I, a) = x(parent sequence) sigma(I, a), every row, in own-depth order
@@ -42,11 +33,17 @@ def _update(u, weight, discount, positive, negative, rm_plus, sigma, reach_ext, 
         for a in range(A):
             reach_ext[1 + r * A + a] = sigma[r, a] * parent
     # 3. every terminal adds pi_{-i}(z) u_i(z) to its player's last sequence (np.bincount)
+    # (runs of terms adding to one sequence, each summed from 0.0 in np.bincount's order)
     q_ext[:] = 0.0
-    for e in range(term_off[u], term_off[u + 1]):
-        w = _product(reach_ext, term_others, e)
-        w *= term_payoff[e]
-        q_ext[term_own[e]] += w
+    for g in range(term_off[u], term_off[u + 1]):
+        total = 0.0
+        for e in range(term_start[g], term_start[g + 1]):
+            w = reach_ext[term_others[e, 0]]              # prod of the others' reach, left to right
+            for j in range(1, term_others.shape[1]):
+                w *= reach_ext[term_others[e, j]]
+            w *= term_payoff[e]
+            total += w
+        q_ext[term_target[g]] = total
     # bottom-up, a level at a time: v(I) = sum_a sigma(I, a) q(I, a), then added to the parent
     # sequence of I as one sum per parent (np.bincount of the level, added to the level above)
     depths = row_level.shape[1] - 1
@@ -68,10 +65,15 @@ def _update(u, weight, discount, positive, negative, rm_plus, sigma, reach_ext, 
     # the others' and chance's reach pi_{-i}(I) of the updated infosets
     for k in range(row_level[u, 0], row_level[u, depths]):
         others_reach[rows[k]] = 0.0
-    for e in range(dec_off[u], dec_off[u + 1]):
-        w = _product(reach_ext, dec_others, e)
-        w *= dec_chance[e]
-        others_reach[dec_rows[e]] += w
+    for g in range(dec_off[u], dec_off[u + 1]):
+        total = 0.0
+        for e in range(dec_start[g], dec_start[g + 1]):
+            w = reach_ext[dec_others[e, 0]]
+            for j in range(1, dec_others.shape[1]):
+                w *= reach_ext[dec_others[e, j]]
+            w *= dec_chance[e]
+            total += w
+        others_reach[dec_target[g]] = total
     # 4-5. regrets (exact ties to exact zeros), tie bounds, average policy; then RM+, DCFR's
     # discount, and regret matching of the updated rows
     plain_average = u == row_level.shape[0] - 1 and weight == 1.0
@@ -114,9 +116,9 @@ def _update(u, weight, discount, positive, negative, rm_plus, sigma, reach_ext, 
 
 @njit
 def iterations(alternating, weights, positive, negative, discount, rm_plus, sigma, reach_ext, q_ext, v,
-               others_reach, acc, parent_ext, level_start, term_off, term_own, term_others, term_payoff,
-               dec_off, dec_rows, dec_others, dec_chance, rows, row_level, payoff_bound, legal, uniform,
-               regrets, policy_sum, scale):
+               others_reach, acc, parent_ext, level_start, term_start, term_target, term_off, term_others,
+               term_payoff, dec_start, dec_target, dec_off, dec_others, dec_chance, rows, row_level, payoff_bound,
+               legal, uniform, regrets, policy_sum, scale):
     """len(weights) CFR iterations: weights[k], positive[k], negative[k] are iteration k's
     averaging weight and DCFR discount factors (computed by the caller in Python, so they are the
     numpy backend's numbers)."""
@@ -124,6 +126,6 @@ def iterations(alternating, weights, positive, negative, discount, rm_plus, sigm
     for k in range(len(weights)):
         for u in range(n) if alternating else range(n, n + 1):
             _update(u, weights[k], discount, positive[k], negative[k], rm_plus, sigma, reach_ext, q_ext, v,
-                    others_reach, acc, parent_ext, level_start, term_off, term_own, term_others, term_payoff,
-                    dec_off, dec_rows, dec_others, dec_chance, rows, row_level, payoff_bound, legal, uniform,
-                    regrets, policy_sum, scale)
+                    others_reach, acc, parent_ext, level_start, term_start, term_target, term_off, term_others,
+                    term_payoff, dec_start, dec_target, dec_off, dec_others, dec_chance, rows, row_level,
+                    payoff_bound, legal, uniform, regrets, policy_sum, scale)

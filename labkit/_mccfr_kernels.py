@@ -15,7 +15,7 @@ from labkit.kernels import njit
 from labkit.tree import CHANCE, TERMINAL
 
 
-@njit
+@njit(inline=True)
 def _policy(infoset, off, regrets, sigma, fresh):
     """Regret matching of infoset I's current regrets into sigma[off[I]:off[I+1]], cached
     until the regrets change (`labkit.mccfr._regret_matching`)."""
@@ -35,7 +35,7 @@ def _policy(infoset, off, regrets, sigma, fresh):
     return lo, hi
 
 
-@njit
+@njit(inline=True)
 def _pick_chance(cumulative, first, count, u):
     """`labkit.mccfr._pick` over the cumulative probabilities of a chance node's children."""
     for k in range(count):
@@ -44,7 +44,7 @@ def _pick_chance(cumulative, first, count, u):
     return count - 1
 
 
-@njit
+@njit(inline=True)
 def _pick_from(sigma, lo, hi, u):
     """`labkit.mccfr._pick_from`: never a zero-probability action."""
     total = 0.0

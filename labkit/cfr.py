@@ -135,8 +135,24 @@ class SequenceTree:
             return np.concatenate([np.asarray(terms[key][column]).reshape(len(terms[key][0]), width)
                                    for key in keys]).astype(np.int64 if column < 2 else np.float64)
 
-        def offsets(terms):
-            return np.concatenate(([0], np.cumsum([len(terms[key][0]) for key in keys]))).astype(np.int64)
+        def grouped(terms):
+            """Each update's terms sorted (stably) by the entry they add to, and the runs of equal
+            entries: a run is summed in a register, from 0.0 in the original order, as np.bincount
+            sums it, instead of through memory (a chain of dependent loads and stores)."""
+            order, run_start, run_target, run_off = [], [0], [], [0]
+            base = 0
+            for key in keys:
+                target = np.asarray(terms[key][0])
+                sort = np.argsort(target, kind="stable")
+                order.append(base + sort)
+                bounds = np.flatnonzero(np.diff(target[sort])) + 1
+                starts = np.concatenate(([0], bounds)) if len(target) else np.zeros(0, dtype=np.int64)
+                run_start.extend((base + np.concatenate((starts[1:], [len(target)]))).tolist() if len(target) else [])
+                run_target.extend(target[sort][starts].tolist())
+                run_off.append(len(run_target))
+                base += len(target)
+            return (np.concatenate(order).astype(np.int64), np.array(run_start, dtype=np.int64),
+                    np.array(run_target, dtype=np.int64), np.array(run_off, dtype=np.int64))
 
         level_of = np.repeat(np.arange(len(self.levels)), [lv.stop - lv.start for lv, _ in self.levels])
         groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.arange(I)]
@@ -145,13 +161,14 @@ class SequenceTree:
         # row_level[u, d]: where update u's rows of own depth d start in `rows`
         row_level = np.array([start + np.searchsorted(level_of[g], np.arange(len(self.levels) + 1))
                               for start, g in zip(starts, groups)], dtype=np.int64)
+        term, dec = grouped(self.terminal_terms), grouped(self.decision_terms)
         return dict(
             parent_ext=parent_ext.astype(np.int64),
             level_start=np.array([lv.start for lv, _ in self.levels] + [I], dtype=np.int64),
-            term_off=offsets(self.terminal_terms), term_own=stacked(self.terminal_terms, 0)[:, 0],
-            term_others=stacked(self.terminal_terms, 1), term_payoff=stacked(self.terminal_terms, 2)[:, 0],
-            dec_off=offsets(self.decision_terms), dec_rows=stacked(self.decision_terms, 0)[:, 0],
-            dec_others=stacked(self.decision_terms, 1), dec_chance=stacked(self.decision_terms, 2)[:, 0],
+            term_runs=term[1:], term_others=stacked(self.terminal_terms, 1)[term[0]],
+            term_payoff=stacked(self.terminal_terms, 2)[term[0], 0],
+            dec_runs=dec[1:], dec_others=stacked(self.decision_terms, 1)[dec[0]],
+            dec_chance=stacked(self.decision_terms, 2)[dec[0], 0],
             rows=rows, row_level=row_level,
             payoff_bound=np.ascontiguousarray(self.payoff_bound, dtype=np.float64),
             legal=self.legal.astype(np.float64), uniform=np.ascontiguousarray(self.uniform))
@@ -343,8 +360,8 @@ class CFR(Solver):
         b, k = self._buffers, self.tree.kernel_arrays
         _KERNELS.iterations(self.alternating_updates, weights, positive, negative, discount,
                                 self.regret_matching_plus, self._sigma, b["reach_ext"], b["q_ext"], b["v"],
-                                b["others_reach"], b["acc"], k["parent_ext"], k["level_start"], k["term_off"],
-                                k["term_own"], k["term_others"], k["term_payoff"], k["dec_off"], k["dec_rows"],
+                                b["others_reach"], b["acc"], k["parent_ext"], k["level_start"], *k["term_runs"],
+                                k["term_others"], k["term_payoff"], *k["dec_runs"],
                                 k["dec_others"], k["dec_chance"], k["rows"], k["row_level"], k["payoff_bound"],
                                 k["legal"], k["uniform"], self.cumulative_regret, self.policy_sum,
                                 self.regret_scale)

@@ -78,11 +78,16 @@ def using(name: str):
         use(previous)
 
 
-def njit(function):
+def njit(function=None, inline=False):
     """numba.njit(cache=True) where the package folder is writable, plain njit elsewhere (a
-    read-only installation, the grader's sandbox); imported only when a kernel is first needed."""
+    read-only installation, the grader's sandbox); imported only when a kernel is first needed.
+    ``inline=True`` for small helpers: numba then inlines them into their callers (a call of a
+    separately compiled function passes every array as a struct, per call)."""
+    if function is None:
+        return lambda f: njit(f, inline=inline)
     import numba
+    options = {"inline": "always"} if inline else {}
     try:
-        return numba.njit(cache=True)(function)
+        return numba.njit(cache=True, **options)(function)
     except RuntimeError:                  # "no locator available": nowhere to write the cache
-        return numba.njit(function)
+        return numba.njit(**options)(function)
