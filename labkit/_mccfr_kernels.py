@@ -61,8 +61,8 @@ def _pick_from(sigma, lo, hi, u):
 
 @njit
 def outcome_episodes(rounds, players, eps, kind, first_child, num_children, infoset_of, depth,
-                     returns, chance_prob, cumulative, off, regrets, regret_out, sums_out, sigma, fresh, invalidate,
-                     buf, state, path_infoset, path_k, path_reach):
+                     returns, chance_prob, cumulative, off, regrets, regret_out, sums_out, sigma, fresh,
+                     invalidate, buf, state, path_infoset, path_k, path_reach):
     """`rounds` times, one outcome-sampling episode for each player in `players`, in order:
     `labkit.mccfr.MCCFR._outcome_episode`."""
     for _ in range(rounds):
@@ -117,16 +117,17 @@ def outcome_episodes(rounds, players, eps, kind, first_child, num_children, info
                         opp_reach *= sigma[lo + k]
                         sample_reach *= sigma[lo + k]
                 h = first_child[h] + k
-            state[1] += depth[h] + 1
+            state[1] += depth[h] + 1                    # the path from the root to the terminal h
+            # walking back from z over the player's own nodes (the others pass the estimate up)
             value = returns[h, p]
             for j in range(n - 1, -1, -1):
                 infoset = path_infoset[j]
                 k = path_k[j]
                 lo, hi = off[infoset], off[infoset + 1]
                 mix = eps / (hi - lo)
-                sampled_value = value / (mix + (1.0 - eps) * sigma[lo + k])
-                value = sigma[lo + k] * sampled_value
-                weight = path_reach[j, 1] / path_reach[j, 2]
+                sampled_value = value / (mix + (1.0 - eps) * sigma[lo + k])    # u~(h a*) / s(a*)
+                value = sigma[lo + k] * sampled_value                          # u~(h)
+                weight = path_reach[j, 1] / path_reach[j, 2]                   # pi_{-i}(h) / q(h)
                 for a in range(lo, hi):
                     regret_out[a] -= weight * value
                 regret_out[lo + k] += weight * sampled_value
