@@ -38,7 +38,8 @@ def _update(u, weight, discount, positive, negative, rm_plus, sigma, reach_ext, 
     for g in range(term_off[u], term_off[u + 1]):
         total = 0.0
         for e in range(term_start[g], term_start[g + 1]):
-            w = reach_ext[term_others[e, 0]]              # prod of the others' reach, left to right
+            # the product of the others' reach, left to right (1.0 in a one-player game)
+            w = reach_ext[term_others[e, 0]] if term_others.shape[1] else 1.0
             for j in range(1, term_others.shape[1]):
                 w *= reach_ext[term_others[e, j]]
             w *= term_payoff[e]
@@ -68,7 +69,7 @@ def _update(u, weight, discount, positive, negative, rm_plus, sigma, reach_ext, 
     for g in range(dec_off[u], dec_off[u + 1]):
         total = 0.0
         for e in range(dec_start[g], dec_start[g + 1]):
-            w = reach_ext[dec_others[e, 0]]
+            w = reach_ext[dec_others[e, 0]] if dec_others.shape[1] else 1.0
             for j in range(1, dec_others.shape[1]):
                 w *= reach_ext[dec_others[e, j]]
             w *= dec_chance[e]

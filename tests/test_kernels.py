@@ -132,3 +132,56 @@ def test_environment_variable(monkeypatch):
     monkeypatch.setattr(lk.kernels, "_current", None)
     monkeypatch.delenv("LABKIT_KERNELS")
     assert lk.kernels.backend() == "numba"
+
+
+class _Solo:
+    """A one-player game with chance: no other player's reach to multiply (an edge of the kernels)."""
+
+    name, num_players, num_distinct_actions = "solo", 1, 2
+
+    def initial_state(self):
+        return _SoloState(())
+
+
+class _SoloState:
+    def __init__(self, moves):
+        self.moves = moves
+
+    def current_player(self):
+        return lk.games.CHANCE if not self.moves else (lk.games.TERMINAL if len(self.moves) == 3 else 0)
+
+    def chance_outcomes(self):
+        return [(0, 0.3), (1, 0.7)]
+
+    def legal_actions(self):
+        return [0, 1]
+
+    def child(self, action):
+        return _SoloState(self.moves + (action,))
+
+    def returns(self):
+        return [float(sum(self.moves) * (1 if self.moves[0] else -1)) + 0.1 * self.moves[2]]
+
+    def infoset_key(self):
+        return str(self.moves[1:])
+
+
+def test_one_player_game_same_bits():
+    game = lk.games.compile_game(_Solo())
+    for make in (CFR, CFRPlus):
+        with lk.kernels.using("numpy"):
+            reference = make(game)
+        with lk.kernels.using("numba"):
+            compiled = make(game)
+        reference.run(20)
+        compiled.run(20)
+        assert_same_bits(reference.cumulative_regret, compiled.cumulative_regret)
+        assert_same_bits(reference.policy_sum, compiled.policy_sum)
+    for sampling in ("outcome", "external"):
+        with lk.kernels.using("numpy"):
+            reference = MCCFR(game, sampling=sampling, seed=1)
+        with lk.kernels.using("numba"):
+            compiled = MCCFR(game, sampling=sampling, seed=1)
+        reference.run(50)
+        compiled.run(50)
+        assert compiled.regrets == reference.regrets and compiled.policy_sums == reference.policy_sums
