@@ -73,7 +73,8 @@ def compile_leduc(definition) -> GameTree:
     max_dealt = int(bt.dealt.max())
     # level 0: the root; a level is the arrays (betting node, cards dealt so far) of its histories
     shape, cards = np.zeros(1, dtype=np.int64), np.full((1, max_dealt), -1, dtype=np.int64)
-    parents, actions, probs, shapes, card_rows = [np.array([-1])], [np.array([-1])], [np.ones(1)], [shape], [cards]
+    parents, actions, probs = [np.array([-1])], [np.array([-1])], [np.ones(1)]
+    shapes, card_rows = [shape], [cards]
     offset = 0                                      # index of the level's first history
     while len(shape):
         kind = bt.player[shape]
@@ -86,24 +87,25 @@ def compile_leduc(definition) -> GameTree:
         start = np.cumsum(count) - count            # first child of each history, within the next level
         parent = np.repeat(np.arange(len(shape)), count)
         j = np.arange(total) - start[parent]        # which child of its parent
-        child_shape = bt.child_table[shape[parent], np.where(chance[parent], 0, j)]
-        action = np.where(chance[parent], 0, bt.action_table[shape[parent], np.minimum(j, bt.action_table.shape[1] - 1)])
+        by_chance = chance[parent]
+        child_shape = bt.child_table[shape[parent], np.where(by_chance, 0, j)]
+        action = bt.action_table[shape[parent], np.where(by_chance, 0, j)]     # decision moves
         prob = np.ones(total)
         child_cards = cards[parent]
         rows = np.flatnonzero(chance)
         if len(rows):
             # the cards left at each chance history, in increasing order, row after row: exactly
-            # the children's order (compile_game sorts the chance outcomes)
+            # the order of those histories' children in the next level (compile_game sorts the
+            # chance outcomes), so they fill the children of chance histories in turn
             left = np.ones((len(rows), C), dtype=bool)
             dealt_cards = cards[rows]
             for k in range(max_dealt):
                 has = dealt_cards[:, k] >= 0
                 left[np.flatnonzero(has), dealt_cards[has, k]] = False
             _, card = np.nonzero(left)
-            slots = np.repeat(start[rows], count[rows]) + (np.arange(len(card))
-                                                           - np.repeat(np.cumsum(count[rows]) - count[rows], count[rows]))
+            slots = np.flatnonzero(by_chance)
             action[slots] = card
-            prob[slots] = 1.0 / np.repeat(count[rows], count[rows])
+            prob[slots] = 1.0 / count[parent[slots]]          # uniform over the cards left
             child_cards[slots, bt.dealt[shape[parent[slots]]]] = card
         offset += len(shape)
         parents.append(offset - len(shape) + parent)
@@ -140,6 +142,7 @@ def compile_leduc(definition) -> GameTree:
     for column in range(seen.shape[1]):
         code = code * (C + 1) + np.where(seen[:, column] >= 0, seen[:, column], C)
     _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    # infoset numbers in the order of their first history (the walk meets them in that order)
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))
     infoset = np.full(H, -1, dtype=np.int64)
