@@ -5,7 +5,7 @@ explains) and, when the optional package numba is installed (``pip install "labk
 or ``pip install numba``), a compiled kernel over the same arrays that performs the same
 floating-point operations in the same order. The two give the same numbers bit for bit for the
 same seed (tests/test_kernels.py); the compiled one is faster where numpy's per-call overhead
-dominates (small games, sampled episodes).
+dominates (small games, sampled episodes)::
 
     import labkit as lk
     lk.kernels.backend()              # "numba" if numba imports, else "numpy"

@@ -276,6 +276,28 @@ class MCCFR(Solver):
             return self._rows_of(self._sum_table)
         return self._sum_lists
 
+    @regrets.setter
+    def regrets(self, rows):
+        self._set_rows("regrets", rows)
+
+    @policy_sums.setter
+    def policy_sums(self, rows):
+        self._set_rows("policy_sums", rows)
+
+    def _set_rows(self, name, rows):
+        """Replace a table by per-infoset rows over the legal actions (numpy backend: the lists
+        themselves, as before; numba backend: copied into the flat table, cached policies reset)."""
+        if self.backend != "numba":
+            setattr(self, "_regret_lists" if name == "regrets" else "_sum_lists", rows)
+            return
+        sizes = np.diff(self._arrays.off)
+        if len(rows) != len(sizes) or any(len(r) != k for r, k in zip(rows, sizes.tolist())):
+            raise ValueError(f"{name} must have one row per infoset, over its legal actions "
+                             f"({len(sizes)} rows of lengths {sizes[:5].tolist()}...)")
+        table = self._regret_table if name == "regrets" else self._sum_table
+        table[:] = np.concatenate([np.asarray(r, dtype=float) for r in rows]) if len(rows) else 0.0
+        self._fresh[:] = False
+
     def _rows_of(self, table):
         off = self._arrays.off.tolist()
         values = table.tolist()

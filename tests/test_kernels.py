@@ -185,3 +185,25 @@ def test_one_player_game_same_bits():
         reference.run(50)
         compiled.run(50)
         assert compiled.regrets == reference.regrets and compiled.policy_sums == reference.policy_sums
+
+
+def test_mccfr_tables_can_be_assigned(games):
+    """`solver.regrets = rows` sets the regrets in both backends (the compiled one copies them into
+    its flat table and forgets its cached policies), so the next episodes agree."""
+    game = games["kuhn_poker"]
+    rows = [[0.5 * i, 1.0 - 0.1 * i] for i in range(game.num_infosets)]
+    solvers = []
+    for backend in ("numpy", "numba"):
+        with lk.kernels.using(backend):
+            solver = MCCFR(game, sampling="outcome", seed=4)
+        solver.run(5)
+        solver.regrets = [list(r) for r in rows]
+        solver.policy_sums = [[1.0, 2.0] for _ in rows]
+        if backend == "numpy":
+            solver._sigma = [None] * game.num_infosets     # the Python episode's cache
+        assert solver.regrets == rows
+        solver.run(20)
+        solvers.append(solver)
+    assert solvers[0].regrets == solvers[1].regrets and solvers[0].policy_sums == solvers[1].policy_sums
+    with pytest.raises(ValueError, match="one row per infoset"):
+        solvers[1].regrets = rows[:-1]
