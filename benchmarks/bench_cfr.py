@@ -6,7 +6,8 @@
                                                          # also time the chapter's own code
 
 1. Per-iteration time on Kuhn and Leduc of labkit's CFR (simultaneous and alternating), CFR+ and
-   DCFR, against OpenSpiel's C++ `CFRSolver` / `CFRPlusSolver` and Python `_CFRSolver`
+   DCFR, with the numpy backend and (if numba is installed) the compiled one, both one `step()`
+   at a time and in `run(100)` batches, against OpenSpiel's C++ `CFRSolver` / `CFRPlusSolver` and Python `_CFRSolver`
    (simultaneous: the only OpenSpiel version of the chapter's CFR). Each timing is the median of
    several blocks of CPU time (`time.process_time`), alternating between the solvers, so a burst
    of load on this shared machine hits both sides; ratios > 1 mean labkit is faster.
@@ -41,6 +42,12 @@ def interleaved(steppers, iterations, repeats):
     return {name: statistics.median(v) for name, v in samples.items()}
 
 
+def batched(solver, count):
+    """A stepper running `count` iterations in one `run` call (the numba backend compiles the batch
+    into one kernel call); its per-iteration time is the block time divided by `count`."""
+    return lambda: solver.run(count)
+
+
 def iteration_speed(game_name, quick):
     import pyspiel
     from open_spiel.python.algorithms import cfr as os_cfr
@@ -48,27 +55,42 @@ def iteration_speed(game_name, quick):
     game = lk.games.load(game_name)
     os_game = pyspiel.load_game(game_name)
     big = game_name.startswith("leduc")
-    ours = {"CFR (simultaneous)": CFR(game), "CFR (alternating)": CFR(game, alternating_updates=True),
-            "CFR+": CFRPlus(game), "DCFR": DCFR(game)}
+    makers = {"CFR (simultaneous)": CFR, "CFR (alternating)": lambda g: CFR(g, alternating_updates=True),
+              "CFR+": CFRPlus, "DCFR": DCFR}
+    backends = ["numpy"] + (["numba"] if lk.kernels.available() else [])
+    ours, batch = {}, 100
+    for backend in backends:
+        with lk.kernels.using(backend):
+            for name, make in makers.items():
+                ours[f"{name} [{backend}]"] = (make(game), 1)
+                if backend == "numba":
+                    ours[f"{name} [numba, run({batch})]"] = (make(game), batch)
     theirs = {"C++ CFRSolver": pyspiel.CFRSolver(os_game), "C++ CFRPlusSolver": pyspiel.CFRPlusSolver(os_game),
               "Py _CFRSolver (simultaneous)": os_cfr._CFRSolver(os_game, regret_matching_plus=False,
                                                                 alternating_updates=False, linear_averaging=False)}
-    for solver in ours.values():
-        solver.run(3)                                   # warm-up: builds the cached index arrays
-    steppers = {name: (s.step, 1.0) for name, s in ours.items()}
+    for solver, _ in ours.values():
+        solver.run(3)                                   # warm-up: index arrays, compiled kernels
+    steppers = {}
+    for name, (solver, count) in ours.items():
+        numpy_side = name.endswith("[numpy]")
+        steppers[name] = ((solver.step, (0.3 if numpy_side else 1.0)) if count == 1
+                          else (batched(solver, count), 1.0 / count))
     # OpenSpiel's Python solver is ~100x slower: time fewer of its iterations per block
     steppers.update({name: (s.evaluate_and_update_policy, 0.05 if name.startswith("Py") and big else
                             (0.2 if big else 1.0)) for name, s in theirs.items()})
     iterations = (40 if big else 400) if quick else (100 if big else 2000)
     times = interleaved(steppers, iterations, 3 if quick else 5)
+    for name, (_, count) in ours.items():
+        times[name] /= count                            # per iteration
     print(f"\n{game_name}: CPU time per iteration (median of blocks)")
     for name, t in times.items():
-        print(f"  {name:32s} {t * 1e6:10.1f} us")
-    pairs = [("CFR (simultaneous)", "Py _CFRSolver (simultaneous)"), ("CFR (alternating)", "C++ CFRSolver"),
-             ("CFR+", "C++ CFRPlusSolver"), ("CFR (simultaneous)", "C++ CFRSolver")]
+        print(f"  {name:40s} {t * 1e6:10.2f} us")
     print("  speed-up (OpenSpiel time / labkit time):")
-    for a, b in pairs:
-        print(f"    {a:20s} vs {b:30s} {times[b] / times[a]:8.1f}x")
+    for backend in [f"[{b}]" for b in backends] + ([f"[numba, run({batch})]"] if "numba" in backends else []):
+        for a, b in [("CFR (simultaneous)", "Py _CFRSolver (simultaneous)"), ("CFR (alternating)", "C++ CFRSolver"),
+                     ("CFR+", "C++ CFRPlusSolver"), ("CFR (simultaneous)", "C++ CFRSolver")]:
+            name = f"{a} {backend}"
+            print(f"    {name:40s} vs {b:30s} {times[b] / times[name]:8.2f}x")
     return times
 
 
@@ -137,11 +159,14 @@ def main():
         iteration_speed(name, args.quick)
 
     print("\nThe chapter's Kuhn table (10,000 CFR + 10,000 CFR+ iterations, 16 NashConvs)")
-    labkit_table()                                        # warm-up
-    timings = [_timed(labkit_table) for _ in range(3)]
-    seconds = statistics.median(t for t, _ in timings)
-    cpu = statistics.median(c for _, c in timings)
-    print(f"  labkit:   {seconds:6.3f} s wall, {cpu:6.3f} s CPU (median of 3; wall > CPU means other load)")
+    for backend in ["numpy"] + (["numba"] if lk.kernels.available() else []):
+        with lk.kernels.using(backend):
+            labkit_table()                                # warm-up
+            timings = [_timed(labkit_table) for _ in range(3)]
+        seconds = statistics.median(t for t, _ in timings)
+        cpu = statistics.median(c for _, c in timings)     # the last backend's is compared below
+        print(f"  labkit ({backend}): {seconds:6.3f} s wall, {cpu:6.3f} s CPU (median of 3; wall > CPU means "
+              "other load)")
     show_table(labkit_table())
     if not args.quick:
         os_seconds, os_cpu = _timed(openspiel_table)

@@ -9,7 +9,9 @@ sampling (exploration 0.6) and external sampling (simple averaging) on Kuhn and 
 * labkit's `MCCFR(sampling=...)`,
 * OpenSpiel's Python `OutcomeSamplingSolver` / `ExternalSamplingSolver` (the issue's goal:
   labkit at least 10x faster), and
-* OpenSpiel's C++ `OutcomeSamplingMCCFRSolver` / `ExternalSamplingMCCFRSolver`.
+* OpenSpiel's C++ `OutcomeSamplingMCCFRSolver` / `ExternalSamplingMCCFRSolver`,
+* and, where numba is installed, labkit's compiled episodes (`labkit.kernels`), one `step()` at
+  a time and in `run(1000)` batches (one kernel call per batch; same numbers as numpy's).
 
 Blocks of iterations alternate between the three, and each time is the median over blocks of
 CPU time (`time.process_time`), so a burst of load on this shared machine hits all of them. Ratios > 1 mean labkit is faster. The
@@ -28,6 +30,9 @@ from labkit.mccfr import MCCFR
 from bench_cfr import interleaved   # the same alternating-block timing (run from benchmarks/ or by path)
 
 
+BATCH = 1000       # iterations per run() call of the batched numba stepper
+
+
 def compare(game_name, sampling, quick):
     import pyspiel
     from open_spiel.python.algorithms import exploitability
@@ -36,7 +41,13 @@ def compare(game_name, sampling, quick):
 
     game = lk.games.load(game_name)
     os_game = pyspiel.load_game(game_name)
-    ours = MCCFR(game, sampling=sampling, seed=0)
+    with lk.kernels.using("numpy"):
+        ours = MCCFR(game, sampling=sampling, seed=0)
+    compiled = {}
+    if lk.kernels.available():
+        with lk.kernels.using("numba"):
+            compiled = {"labkit numba": MCCFR(game, sampling=sampling, seed=0),
+                        f"labkit numba run({BATCH})": MCCFR(game, sampling=sampling, seed=0)}
     np.random.seed(0)                                  # OpenSpiel's Python MCCFR uses the global state
     if sampling == "outcome":
         python = OutcomeSamplingSolver(os_game)
@@ -46,14 +57,25 @@ def compare(game_name, sampling, quick):
         cpp = pyspiel.ExternalSamplingMCCFRSolver(os_game, seed=0)
     steppers = {"labkit": (ours.step, 1.0), "OpenSpiel Python": (python.iteration, 0.1),
                 "OpenSpiel C++": (cpp.run_iteration, 1.0)}
+    if compiled:
+        steppers["labkit numba"] = (compiled["labkit numba"].step, 1.0)
+        batch_solver = compiled[f"labkit numba run({BATCH})"]
+        steppers[f"labkit numba run({BATCH})"] = (lambda: batch_solver.run(BATCH), 1.0 / BATCH)
     for step, _ in steppers.values():                 # warm-up (table lookups, caches)
         for _ in range(20):
             step()
     iterations = 500 if quick else 2000
     times = interleaved(steppers, iterations, 3 if quick else 7)
+    if compiled:
+        times[f"labkit numba run({BATCH})"] /= BATCH
     print(f"\n{game_name}, {sampling} sampling: CPU time per iteration (median of blocks)")
+    print(f"  {'':24s} {'':12s} {'speed-up of labkit (numpy)':>28s} {'of labkit numba, step / run':>30s}")
     for name, t in times.items():
-        print(f"  {name:18s} {t * 1e6:9.1f} us   labkit speed-up {t / times['labkit']:6.1f}x")
+        line = f"  {name:24s} {t * 1e6:9.2f} us {t / times['labkit']:22.2f}x"
+        if compiled:
+            line += (f" {t / times['labkit numba']:18.2f}x / "
+                     f"{t / times[f'labkit numba run({BATCH})']:.2f}x")
+        print(line)
     nash = {"labkit": lk.nash_conv(game, ours.average_policy()),
             "OpenSpiel Python": exploitability.nash_conv(os_game, python.average_policy()),
             "OpenSpiel C++": pyspiel.nash_conv(os_game, cpp.average_policy(), True)}

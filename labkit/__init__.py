@@ -26,7 +26,7 @@ _LAZY = {
     "PSRO": "labkit.psro",
     "EFR": "labkit.efr", "DeviationType": "labkit.efr",
 }
-_LAZY_MODULES = {"data", "deep", "dynamics", "regret", "solver", "cooperative", "social", "experiments", "grading", "plot", "widgets", "hindsight", "cfr",
+_LAZY_MODULES = {"data", "deep", "kernels", "dynamics", "regret", "solver", "cooperative", "social", "experiments", "grading", "plot", "widgets", "hindsight", "cfr",
                  "mccfr", "mmd", "psro", "efr"}
 
 __all__ = ["games", "TabularPolicy", "uniform_policy", "expected_payoffs", "best_response", "nash_conv",

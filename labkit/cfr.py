@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit import kernels
 from labkit._messages import show
 from labkit.evaluate import _reach
 from labkit.policy import TabularPolicy
@@ -120,6 +121,57 @@ class SequenceTree:
         # max_z |u_i(z)| of the acting player, per internal row: the payoff factor of the tie bound
         largest = np.abs(game.returns[z]).max(axis=0) if len(z) else np.zeros(n)
         self.payoff_bound = largest[self.player]
+        self.kernel_arrays = self._kernel_arrays(parent_ext)
+
+    def _kernel_arrays(self, parent_ext):
+        """The same terms for the compiled kernel (labkit._cfr_kernels): for each update
+        (player 0, ..., n - 1, then all players at once as number n) its slice of concatenated
+        arrays, given by offsets; the rows of each update grouped by own depth."""
+        n, I = self.num_players, self.num_infosets
+        keys = list(range(n)) + [None]
+
+        def stacked(terms, column):
+            width = n - 1 if column == 1 else 1
+            return np.concatenate([np.asarray(terms[key][column]).reshape(len(terms[key][0]), width)
+                                   for key in keys]).astype(np.int64 if column < 2 else np.float64)
+
+        def grouped(terms):
+            """Each update's terms sorted (stably) by the entry they add to, and the runs of equal
+            entries: a run is summed in a register, from 0.0 in the original order, as np.bincount
+            sums it, instead of through memory (a chain of dependent loads and stores)."""
+            order, run_start, run_target, run_off = [], [0], [], [0]
+            base = 0
+            for key in keys:
+                target = np.asarray(terms[key][0])
+                sort = np.argsort(target, kind="stable")
+                order.append(base + sort)
+                bounds = np.flatnonzero(np.diff(target[sort])) + 1
+                starts = np.concatenate(([0], bounds)) if len(target) else np.zeros(0, dtype=np.int64)
+                run_start.extend((base + np.concatenate((starts[1:], [len(target)]))).tolist() if len(target) else [])
+                run_target.extend(target[sort][starts].tolist())
+                run_off.append(len(run_target))
+                base += len(target)
+            return (np.concatenate(order).astype(np.int64), np.array(run_start, dtype=np.int64),
+                    np.array(run_target, dtype=np.int64), np.array(run_off, dtype=np.int64))
+
+        level_of = np.repeat(np.arange(len(self.levels)), [lv.stop - lv.start for lv, _ in self.levels])
+        groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.arange(I)]
+        rows = np.concatenate(groups).astype(np.int64)
+        starts = np.cumsum([0] + [len(g) for g in groups])
+        # row_level[u, d]: where update u's rows of own depth d start in `rows`
+        row_level = np.array([start + np.searchsorted(level_of[g], np.arange(len(self.levels) + 1))
+                              for start, g in zip(starts, groups)], dtype=np.int64)
+        term, dec = grouped(self.terminal_terms), grouped(self.decision_terms)
+        return dict(
+            parent_ext=parent_ext.astype(np.int64),
+            level_start=np.array([lv.start for lv, _ in self.levels] + [I], dtype=np.int64),
+            term_runs=term[1:], term_others=stacked(self.terminal_terms, 1)[term[0]],
+            term_payoff=stacked(self.terminal_terms, 2)[term[0], 0],
+            dec_runs=dec[1:], dec_others=stacked(self.decision_terms, 1)[dec[0]],
+            dec_chance=stacked(self.decision_terms, 2)[dec[0], 0],
+            rows=rows, row_level=row_level,
+            payoff_bound=np.ascontiguousarray(self.payoff_bound, dtype=np.float64),
+            legal=self.legal.astype(np.float64), uniform=np.ascontiguousarray(self.uniform))
 
     def extended(self, game_seq):
         """Extended index (0 = empty) of game sequences J * A + a (-1 = empty)."""
@@ -198,6 +250,9 @@ class _CounterfactualPass:
         return reach, q, v, others_reach
 
 
+_KERNELS = None          # labkit._cfr_kernels, imported on first use (the numba backend)
+
+
 class CFR(Solver):
     """Counterfactual regret minimization (Zinkevich et al., 2007), vectorized over the tree.
 
@@ -212,6 +267,12 @@ class CFR(Solver):
         Floor the cumulative regrets at 0 after every update (RM+).
     linear_averaging : bool
         Weight iteration t's policy by t in the average.
+
+    Notes
+    -----
+    Where numba is installed, an iteration runs as one compiled kernel (`labkit.kernels`,
+    `labkit._cfr_kernels`) that repeats the numpy passes below operation for operation, so the
+    numbers are the same bit for bit; ``lk.kernels.use("numpy")`` runs the numpy code itself.
 
     Examples
     --------
@@ -246,18 +307,71 @@ class CFR(Solver):
             self._update_masks[p] = legal * (self.tree.player == p)[:, None]
             self._update_rows[p] = (self.tree.player == p)[:, None].astype(float)
         self._pass = _CounterfactualPass(self.tree)
+        # the compiled kernel replays exactly CFR's, CFR+'s and DCFR's updates: a subclass that
+        # changes an update keeps the numpy version
+        cls = type(self)
+        self.backend = kernels.backend()
+        self._compiled = (self.backend == "numba" and cls._update is CFR._update and cls._step is CFR._step
+                          and cls._discount_regrets in (CFR._discount_regrets, DCFR._discount_regrets))
+        if self._compiled:
+            I, A = shape
+            self._buffers = dict(reach_ext=np.ones(I * A + 1), q_ext=np.zeros(I * A + 1), v=np.zeros(I),
+                                 others_reach=np.zeros(I), acc=np.zeros(max(I * A + 1, A)),
+                                 step=(np.ones(1), np.ones(1), np.ones(1)))
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):
         t = self.iteration + 1
+        if self._compiled:
+            self._compiled_iterations(t, 1)
+            return
         if self.alternating_updates:
             for player in range(self.game.num_players):
                 self._update(t, player)
         else:
             self._update(t, None)
 
+    def _steps(self, count):
+        """`count` iterations; the numba backend runs them in one compiled call."""
+        if not self._compiled:
+            return super()._steps(count)
+        self._compiled_iterations(self.iteration + 1, count)
+        self.iteration += count
+
+    def _compiled_iterations(self, first, count):
+        """Iterations first, ..., first + count - 1 by `labkit._cfr_kernels` (same numbers)."""
+        global _KERNELS
+        if _KERNELS is None:
+            from labkit import _cfr_kernels
+            _KERNELS = _cfr_kernels
+        # the per-iteration numbers, from the same Python expressions as the numpy backend
+        ts = range(first, first + count)
+        if count == 1:                                   # step(): reuse three small arrays
+            weights, positive, negative = self._buffers["step"]
+        else:
+            weights, positive, negative = np.empty(count), np.ones(count), np.ones(count)
+        for k, t in enumerate(ts):
+            weights[k] = self._average_weight(t)
+        factors = self._discount_factors(first)
+        discount = factors is not None
+        if discount:
+            for k, t in enumerate(ts):
+                positive[k], negative[k] = self._discount_factors(t)
+        b, k = self._buffers, self.tree.kernel_arrays
+        _KERNELS.iterations(self.alternating_updates, weights, positive, negative, discount,
+                                self.regret_matching_plus, self._sigma, b["reach_ext"], b["q_ext"], b["v"],
+                                b["others_reach"], b["acc"], k["parent_ext"], k["level_start"], *k["term_runs"],
+                                k["term_others"], k["term_payoff"], *k["dec_runs"],
+                                k["dec_others"], k["dec_chance"], k["rows"], k["row_level"], k["payoff_bound"],
+                                k["legal"], k["uniform"], self.cumulative_regret, self.policy_sum,
+                                self.regret_scale)
+
     def _average_weight(self, t):
         return float(t) if self.linear_averaging else 1.0
+
+    def _discount_factors(self, t):
+        """DCFR's (positive, negative) regret discounts after iteration t; None: no discount."""
+        return None
 
     def _discount_regrets(self, t, player):
         """Hook for DCFR: rescale the cumulative regrets after an update."""
@@ -329,9 +443,11 @@ class DCFR(CFR):
     def _average_weight(self, t):
         return float(t) ** self.gamma
 
+    def _discount_factors(self, t):
+        return t ** self.alpha / (t ** self.alpha + 1.0), t ** self.beta / (t ** self.beta + 1.0)
+
     def _discount_regrets(self, t, player):
-        positive = t ** self.alpha / (t ** self.alpha + 1.0)
-        negative = t ** self.beta / (t ** self.beta + 1.0)
+        positive, negative = self._discount_factors(t)
         factor = np.where(self.cumulative_regret >= 0.0, positive, negative)
         rows = self.tree.player == player
         self.cumulative_regret[rows] *= factor[rows]

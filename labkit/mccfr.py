@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from labkit import kernels
 from labkit._messages import show
 from labkit.policy import TabularPolicy
 from labkit.solver import Solver
@@ -67,6 +68,72 @@ class _FlatTree:
             self.chance_probs[h] = p.tolist()
             self.chance_cumulative[h] = np.cumsum(p).tolist()
         self.legal_actions = [game.legal_actions(i).tolist() for i in range(game.num_infosets)]
+
+
+class _KernelTree:
+    """The arrays of the compiled episodes (`labkit._mccfr_kernels`), computed once per game.
+
+    ``draw_bound[sampling][i]`` bounds the uniform numbers one episode of player i can use: one
+    per chance or other-player node on the sampled path, so for outcome sampling the longest
+    path, and for external sampling the recursion d(h) = sum_a d(h a) at player i's nodes,
+    1 + max_a d(h a) at the others, 0 at terminals.
+    """
+
+    def __init__(self, game):
+        H, n = game.num_histories, game.num_players
+        parent = game.parent
+        self.kind = game.player.astype(np.int64)
+        self.first_child = np.searchsorted(parent, np.arange(H)).astype(np.int64)
+        self.num_children = np.bincount(parent[1:], minlength=H).astype(np.int64)
+        self.infoset = game.infoset.astype(np.int64)
+        self.depth = game.depth.astype(np.int64)
+        self.returns = np.ascontiguousarray(game.returns, dtype=np.float64)
+        self.chance_prob = np.ascontiguousarray(game.chance_prob, dtype=np.float64)
+        # cumulative chance probabilities at each child, as np.cumsum over each chance node's children
+        self.cumulative = np.zeros(H)
+        for h in np.flatnonzero(game.is_chance):
+            k0, k = self.first_child[h], self.num_children[h]
+            self.cumulative[k0:k0 + k] = np.cumsum(self.chance_prob[k0:k0 + k])
+        self.off = np.concatenate(([0], np.cumsum(game.num_legal))).astype(np.int64)
+        self.all_players = np.arange(n, dtype=np.int64)
+        max_depth = int(game.depth.max())
+        widest = int(game.num_legal.max(initial=1))
+        self.path_infoset = np.zeros(max_depth + 1, dtype=np.int64)
+        self.path_k = np.zeros(max_depth + 1, dtype=np.int64)
+        self.path_reach = np.zeros((max_depth + 1, 3))
+        self.values = np.zeros((max_depth + 1, widest + 1))             # external sampling's frames
+        self.frames = np.zeros((max_depth + 1, 2), dtype=np.int64)
+        outcome = np.full(n, int(game.depth[game.terminals].max()))
+        external = np.zeros(n, dtype=np.int64)
+        for i in range(n):
+            d = np.zeros(H, dtype=np.int64)
+            for internal, first, nxt in reversed(game.child_blocks):
+                below = d[nxt]
+                total = np.add.reduceat(below, first)
+                most = np.maximum.reduceat(below, first)
+                d[internal] = np.where(game.player[internal] == i, total, most + 1)
+            external[i] = d[0]
+        self.draw_bound = {"outcome": outcome, "external": external}
+        self.round_draws = {k: int(v.sum()) for k, v in self.draw_bound.items()}
+
+
+def _compiled_module():
+    """labkit._mccfr_kernels, imported (and its kernels compiled or loaded) on first use."""
+    global _KERNELS
+    if _KERNELS is None:
+        from labkit import _mccfr_kernels
+        _KERNELS = _mccfr_kernels
+    return _KERNELS
+
+
+_KERNELS = None
+
+
+def _kernel_tree(game):
+    cached = game.__dict__.get("_mccfr_kernel_tree")
+    if cached is None:
+        cached = game.__dict__["_mccfr_kernel_tree"] = _KernelTree(game)
+    return cached
 
 
 def _flat_tree(game):
@@ -132,7 +199,11 @@ class MCCFR(Solver):
     Attributes
     ----------
     regrets, policy_sums : list of lists
-        Per infoset, over its legal actions (`game.legal_actions(I)`).
+        Per infoset, over its legal actions (`game.legal_actions(I)`). With the compiled backend
+        (`labkit.kernels`, the default where numba is installed) the tables are flat arrays and
+        these are fresh copies: read them, do not write into them.
+    backend : {"numpy", "numba"}
+        Which implementation runs the episodes (`labkit.kernels`; the same numbers either way).
     nodes_touched : int
         Histories (chance, decision and terminal alike) visited by the sampled episodes since
         construction, each counted once per episode that visits it; `sampled_regrets` episodes
@@ -173,12 +244,64 @@ class MCCFR(Solver):
         self.sampling = sampling
         self.exploration = float(exploration)
         self.flat = _flat_tree(self.game)
-        sizes = [len(a) for a in self.flat.legal_actions]
-        self.regrets = [[0.0] * k for k in sizes]
-        self.policy_sums = [[0.0] * k for k in sizes]
-        self._sigma = [None] * len(sizes)          # cached regret matching, None = stale
-        self._draw = _uniform_stream(self.rng).__next__
         self.nodes_touched = 0
+        self.backend = kernels.backend()
+        sizes = [len(a) for a in self.flat.legal_actions]
+        if self.backend == "numba":
+            self._arrays = _kernel_tree(self.game)
+            total = int(self._arrays.off[-1])
+            self._regret_table = np.zeros(total)         # flat: infoset I's actions are off[I]:off[I + 1]
+            self._sum_table = np.zeros(total)
+            self._sigma_table = np.zeros(total)
+            self._fresh = np.zeros(len(sizes), dtype=np.bool_)
+            self._buffer = np.empty(0)                   # uniform numbers not yet used, in stream order
+            self._state = np.zeros(2, dtype=np.int64)    # next unread position, histories visited
+        else:
+            self._regret_lists = [[0.0] * k for k in sizes]
+            self._sum_lists = [[0.0] * k for k in sizes]
+            self._sigma = [None] * len(sizes)          # cached regret matching, None = stale
+            self._draw = _uniform_stream(self.rng).__next__
+
+    @property
+    def regrets(self):
+        """Cumulative regrets, per infoset over its legal actions (numba backend: a copy)."""
+        if self.backend == "numba":
+            return self._rows_of(self._regret_table)
+        return self._regret_lists
+
+    @property
+    def policy_sums(self):
+        """Average-policy sums, per infoset over its legal actions (numba backend: a copy)."""
+        if self.backend == "numba":
+            return self._rows_of(self._sum_table)
+        return self._sum_lists
+
+    @regrets.setter
+    def regrets(self, rows):
+        self._set_rows("regrets", rows)
+
+    @policy_sums.setter
+    def policy_sums(self, rows):
+        self._set_rows("policy_sums", rows)
+
+    def _set_rows(self, name, rows):
+        """Replace a table by per-infoset rows over the legal actions (numpy backend: the lists
+        themselves, as before; numba backend: copied into the flat table, cached policies reset)."""
+        if self.backend != "numba":
+            setattr(self, "_regret_lists" if name == "regrets" else "_sum_lists", rows)
+            return
+        sizes = np.diff(self._arrays.off)
+        if len(rows) != len(sizes) or any(len(r) != k for r, k in zip(rows, sizes.tolist())):
+            raise ValueError(f"{name} must have one row per infoset, over its legal actions "
+                             f"({len(sizes)} rows of lengths {sizes[:5].tolist()}...)")
+        table = self._regret_table if name == "regrets" else self._sum_table
+        table[:] = np.concatenate([np.asarray(r, dtype=float) for r in rows]) if len(rows) else 0.0
+        self._fresh[:] = False
+
+    def _rows_of(self, table):
+        off = self._arrays.off.tolist()
+        values = table.tolist()
+        return [values[a:b] for a, b in zip(off[:-1], off[1:])]
 
     def _policy(self, infoset):
         """sigma(I): regret matching of the current regrets, cached until they change."""
@@ -189,8 +312,55 @@ class MCCFR(Solver):
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):
+        if self.backend == "numba":
+            self._compiled_episodes(1, self._arrays.all_players, self._regret_table, self._sum_table, True)
+            return
         for player in range(self.game.num_players):
             self._episode(player, self.regrets, self.policy_sums)
+
+    def _steps(self, count):
+        """`count` iterations; the numba backend runs them in a few compiled calls."""
+        if self.backend != "numba":
+            return super()._steps(count)
+        # one call per slice, so the random-number buffer stays small
+        per_round = self._arrays.round_draws[self.sampling]
+        chunk = max(1, _BLOCK * 16 // max(per_round, 1))
+        done = 0
+        while done < count:
+            rounds = min(chunk, count - done)
+            self._compiled_episodes(rounds, self._arrays.all_players, self._regret_table, self._sum_table, True)
+            done += rounds
+            self.iteration += rounds
+
+    def _compiled_episodes(self, rounds, players, regret_out, sums_out, invalidate):
+        """`rounds` times one episode per player in `players`, by the numba kernel."""
+        K = _compiled_module()
+        t = self._arrays
+        if players is t.all_players:                 # the common case, counted once per game
+            need = rounds * t.round_draws[self.sampling]
+        else:
+            need = rounds * int(t.draw_bound[self.sampling][players].sum())
+        left = len(self._buffer) - int(self._state[0])
+        if left < need:
+            # the same stream as the numpy backend's: blocks of _BLOCK numbers, in order
+            blocks = [self._buffer[self._state[0]:]]
+            while left < need:
+                blocks.append(self.rng.random(_BLOCK))
+                left += _BLOCK
+            self._buffer = np.concatenate(blocks)
+            self._state[0] = 0
+        self._state[1] = 0
+        if self.sampling == "outcome":
+            K.outcome_episodes(rounds, players, self.exploration, t.kind, t.first_child, t.num_children,
+                               t.infoset, t.depth, t.returns, t.chance_prob, t.cumulative, t.off,
+                               self._regret_table, regret_out, sums_out, self._sigma_table, self._fresh,
+                               invalidate, self._buffer, self._state, t.path_infoset, t.path_k, t.path_reach)
+        else:
+            K.external_episodes(rounds, players, t.kind, t.first_child, t.num_children, t.infoset, t.depth,
+                                t.returns, t.cumulative, t.off, self._regret_table, regret_out, sums_out,
+                                self._sigma_table, self._fresh, invalidate, self._buffer, self._state,
+                                t.values, t.frames)
+        self.nodes_touched += int(self._state[1])
 
     def _episode(self, player, regret_out, policy_sum_out):
         """One sampled episode for `player`, adding its regret and average-policy increments to
@@ -314,6 +484,10 @@ class MCCFR(Solver):
         at `player`'s infosets, which is what makes MCCFR converge like CFR.
         """
         self.game.check_player(player)
+        if self.backend == "numba":
+            regret_out, scratch = np.zeros_like(self._regret_table), np.zeros_like(self._sum_table)
+            self._compiled_episodes(1, np.array([player]), regret_out, scratch, False)
+            return self._to_array(self._rows_of(regret_out))
         regret_out = [[0.0] * len(r) for r in self.regrets]
         scratch = [[0.0] * len(r) for r in self.regrets]
         self._episode(player, regret_out, scratch)

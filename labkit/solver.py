@@ -66,6 +66,11 @@ class Solver:
         self.iteration += 1
         return self
 
+    def _steps(self, count):
+        """Perform `count` iterations (a compiled backend overrides this to batch them)."""
+        for _ in range(count):
+            self.step()
+
     def nash_conv(self, policy: str = "average") -> float:
         """NashConv of the average (default) or current policy: sum over players of what a best
         response gains, sum_i max_{pi_i'} v_i(pi_i', pi_-i) - v_i(pi)."""
@@ -103,17 +108,25 @@ class Solver:
             eval_every = 10 if target_nash_conv is not None else 0
         if not isinstance(eval_every, (int, np.integer)) or eval_every < 0:
             raise ValueError(f"eval_every must be a nonnegative integer, got {show(eval_every)}")
-        self._tracked(policy)                     # validate the name before running
+        if policy not in TRACKED_POLICIES:         # validate the name before running
+            self._tracked(policy)
         bar = None
         if progress:
             from tqdm.auto import tqdm
             bar = tqdm(total=int(iterations), desc=type(self).__name__, leave=False)
         records = []
+        iterations = int(iterations)
         try:
-            for k in range(1, int(iterations) + 1):
-                self.step()
+            k = 0
+            while k < iterations:
+                # run up to the next evaluation (or bar update) in one batch
+                stop = iterations if not eval_every else min(iterations, (k // eval_every + 1) * eval_every)
                 if bar is not None:
-                    bar.update(1)
+                    stop = min(stop, k + max(1, iterations // 100))
+                self._steps(stop - k)
+                if bar is not None:
+                    bar.update(stop - k)
+                k = stop
                 if eval_every and (k % eval_every == 0 or k == iterations):
                     value = self.nash_conv(policy)
                     records.append((self.iteration, value))

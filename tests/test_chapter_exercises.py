@@ -46,7 +46,8 @@ def test_each_exercise_links_back_to_its_chapter(number):
 def _kuhn_episode_from_labkit(policy, player, uniforms, exploration):
     """labkit's outcome-sampling regret increments for one stream of numbers at `policy`."""
     game = lk.games.load("kuhn_poker")
-    solver = lk.MCCFR(game, sampling="outcome", seed=0, exploration=exploration)
+    with lk.kernels.using("numpy"):                   # its Python episode draws through _draw
+        solver = lk.MCCFR(game, sampling="outcome", seed=0, exploration=exploration)
     solver.regrets = [[float(x) for x in row] for row in policy]
     solver._sigma = [None] * game.num_infosets
     solver._draw = iter(uniforms).__next__

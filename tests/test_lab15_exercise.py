@@ -72,7 +72,8 @@ def test_the_grader_streams_are_labkits_own_random_numbers():
     policy = hidden.POLICIES[2]
     for sampling in ("outcome", "external"):
         for seed in range(3):
-            solver = lk.MCCFR(game, sampling=sampling, seed=np.random.default_rng(seed))
+            with lk.kernels.using("numpy"):            # its Python episode reads the lists set here
+                solver = lk.MCCFR(game, sampling=sampling, seed=np.random.default_rng(seed))
             for I, actions in enumerate(solver.flat.legal_actions):
                 solver.regrets[I] = [float(x) for x in policy[I, actions]]
             solver._sigma = [None] * game.num_infosets

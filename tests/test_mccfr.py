@@ -7,6 +7,9 @@ import labkit as lk
 from labkit.games.openspiel_adapter import openspiel_infoset_keys as openspiel_keys
 from labkit.mccfr import MCCFR
 
+# the numpy/Python episodes, and the compiled ones where numba is installed
+BACKENDS = ["numpy"] + (["numba"] if lk.kernels.available() else [])
+
 
 @pytest.mark.parametrize("sampling", ["outcome", "external"])
 def test_same_seed_same_digits(leduc, sampling):
@@ -115,7 +118,8 @@ def test_kuhn_converges_toward_equilibrium_value(kuhn, sampling):
 @pytest.mark.parametrize("game_name, iterations", [("kuhn_poker", 300), ("leduc_poker", 40),
                                                   ("kuhn_poker(players=3)", 100)])
 @pytest.mark.parametrize("sampling", ["outcome", "external"])
-def test_same_random_numbers_same_regrets_as_openspiel(game_name, iterations, sampling):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_same_random_numbers_same_regrets_as_openspiel(game_name, iterations, sampling, backend):
     """Fed the uniform numbers OpenSpiel's Python MCCFR consumes (one per sampled node, from the
     global numpy state, in the same depth-first order), labkit's MCCFR makes the same updates.
 
@@ -132,14 +136,20 @@ def test_same_random_numbers_same_regrets_as_openspiel(game_name, iterations, sa
     theirs = OutcomeSamplingSolver(os_game) if sampling == "outcome" else ExternalSamplingSolver(os_game)
     for key, actions in zip(keys, game.legal_mask):
         theirs._infostates[key] = [np.zeros(actions.sum()), np.zeros(actions.sum())]
-    ours = MCCFR(game, sampling=sampling)
+    with lk.kernels.using(backend):
+        ours = MCCFR(game, sampling=sampling)
     state = np.random.RandomState(2024)
     np.random.set_state(state.get_state())
     for _ in range(iterations):
         theirs.iteration()
     np.random.set_state(state.get_state())            # replay the same stream into labkit
-    ours._draw = np.random.random_sample
+    if backend == "numpy":
+        ours._draw = np.random.random_sample
+    else:                                             # the kernel reads a buffer: fill it from the stream
+        ours._buffer = np.random.random_sample(200_000)
     ours.run(iterations)
+    if backend == "numba":
+        assert ours._state[0] < len(ours._buffer)     # every number came from OpenSpiel's stream
     for i, key in enumerate(keys):
         regrets, sums = theirs._infostates[key]
         np.testing.assert_allclose(ours.regrets[i], regrets, atol=1e-9, rtol=0, err_msg=key)
@@ -182,7 +192,8 @@ class _CountingList(list):
 @pytest.mark.parametrize("sampling", ["outcome", "external"])
 def test_nodes_touched_equals_the_histories_read(leduc, sampling):
     import copy
-    solver = MCCFR(leduc, sampling=sampling, seed=5)
+    with lk.kernels.using("numpy"):                   # counts the reads of the Python episode's lists
+        solver = MCCFR(leduc, sampling=sampling, seed=5)
     solver.flat = copy.copy(solver.flat)
     solver.flat.player = _CountingList(solver.flat.player)
     solver.run(40)

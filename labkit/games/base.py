@@ -107,7 +107,7 @@ def check_size(definition, max_histories=DEFAULT_MAX_HISTORIES):
     return size
 
 
-def compile_game(definition, max_histories=DEFAULT_MAX_HISTORIES) -> GameTree:
+def compile_game(definition, max_histories=DEFAULT_MAX_HISTORIES, by_deals: bool | None = None) -> GameTree:
     """Expand a game definition into a `GameTree` (breadth-first order).
 
     Breadth-first order makes every depth level a contiguous block of histories and the
@@ -120,6 +120,11 @@ def compile_game(definition, max_histories=DEFAULT_MAX_HISTORIES) -> GameTree:
     max_histories : int
         Refuse trees with more histories (counted, estimated, and checked during the walk).
 
+    by_deals : bool, optional
+        Compile labkit's own Leduc poker from one betting tree expanded over the deals
+        (`labkit.games.deals`: the same GameTree, several times faster). None (default): for
+        exactly `LeducPoker`; False: always walk history by history.
+
     Raises
     ------
     GameError
@@ -128,6 +133,11 @@ def compile_game(definition, max_histories=DEFAULT_MAX_HISTORIES) -> GameTree:
         own earlier sequence).
     """
     check_size(definition, max_histories)
+    if by_deals is None:
+        from labkit.games.leduc import LeducPoker
+        by_deals = type(definition) is LeducPoker
+    if by_deals:
+        return definition.compile_by_deals()
     num_players = int(definition.num_players)
     num_actions = int(definition.num_distinct_actions)
     parent, action, player, depth, edge_prob = [], [], [], [], []

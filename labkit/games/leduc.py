@@ -9,6 +9,8 @@ equal hands split the pot.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from labkit.tree import CHANCE, TERMINAL
 
 FOLD, CALL, RAISE = 0, 1, 2
@@ -45,6 +47,46 @@ class LeducPoker:
     @staticmethod
     def card_name(card):
         return RANK_NAMES[card // 2] + SUIT_NAMES[card % 2]
+
+    # -- compiling by deals (labkit.games.deals): the same tree as the history-by-history walk
+    def compile_by_deals(self):
+        """The GameTree, from one betting tree expanded over the deals (labkit.games.deals)."""
+        from labkit.games.deals import compile_leduc
+        return compile_leduc(self)
+
+    def betting_view(self, state):
+        """What an infoset key says besides the cards: the acting player and the betting."""
+        return state.current_player(), state.rounds
+
+    def visible_cards(self, players, cards):
+        """(m, 2) the private card of each acting player and the public card (-1: not dealt),
+        from the dealt cards (m, n [+ 1]) in dealing order."""
+        n = self.num_players
+        public = cards[:, n] if cards.shape[1] > n else np.full(len(cards), -1)
+        return np.stack([cards[np.arange(len(cards)), players], public], axis=1)
+
+    def deal_infoset_key(self, state, cards):
+        """`LeducState.infoset_key` of the betting state `state` with the dealt cards `cards`."""
+        p = state.current_player()
+        public = "" if len(cards) <= self.num_players or cards[self.num_players] < 0 \
+            else self.card_name(cards[self.num_players])
+        return f"{self.card_name(cards[p])}|{public}|{state.rounds[0]}|{state.rounds[1]}"
+
+    def deal_returns(self, state, cards):
+        """`LeducState.returns` of the betting outcome `state`, for every deal (row) of `cards`.
+
+        The same float operations as `returns`: the pot over the number of winners (an exact
+        int / int division), minus each player's stake."""
+        n = self.num_players
+        stake = np.array(state.stake)
+        pot = int(stake.sum())
+        contender = np.tile(~np.array(state.folded), (len(cards), 1))
+        if contender[0].sum() > 1:
+            rank, board = cards[:, :n] // 2, cards[:, n:n + 1] // 2
+            strength = np.where(contender, (rank == board) * 100 + rank, -1)   # a pair beats any rank
+            contender = strength == strength.max(axis=1, keepdims=True)
+        share = pot / contender.sum(axis=1, keepdims=True)
+        return np.where(contender, share, 0.0) - stake
 
 
 class LeducState:

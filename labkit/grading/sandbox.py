@@ -311,6 +311,9 @@ def environment(home):
         "JUPYTER_CONFIG_DIR": f"{home}/jupyter/config", "JUPYTER_PLATFORM_DIRS": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",
+        # labkit's numpy kernels: the same numbers as the compiled ones, without compiling them
+        # afresh in every sandbox (numba cannot cache into the read-only package)
+        "LABKIT_KERNELS": "numpy",
     }
 
 

@@ -443,10 +443,13 @@ def labkit_episode(policy, player, sampling, uniforms, exploration=EXPLORATION):
     """The (I, A) regret increments of one labkit MCCFR episode at `policy`, fed `uniforms`.
 
     The solver's regrets are set to the policy's probabilities, so regret matching plays `policy`;
-    its generator is replaced by one that hands out the given numbers."""
+    its generator is replaced by one that hands out the given numbers. The numpy backend: its
+    Python episode draws through `_draw` and reads the `regrets` lists set here (the compiled
+    one, `lk.kernels`, gives the same numbers from its own buffer and tables)."""
     import labkit as lk
     game = leduc()
-    solver = lk.MCCFR(game, sampling=sampling, seed=0, exploration=exploration)
+    with lk.kernels.using("numpy"):
+        solver = lk.MCCFR(game, sampling=sampling, seed=0, exploration=exploration)
     for I, actions in enumerate(solver.flat.legal_actions):
         solver.regrets[I] = [float(x) for x in np.asarray(policy)[I, actions]]
     solver._sigma = [None] * game.num_infosets
