@@ -160,11 +160,11 @@ def policy_slider(checkpoints, probs, infosets, action_names, nash_conv=None, un
 
     Examples
     --------
-    The cached NFSP run on Leduc hold'em (chapter 4)::
+    The cached NFSP run on Leduc hold'em (chapter 4; the record holds one curve per seed)::
 
-        record = lk.data.read_json("deep", "nfsp_leduc_policies.json")
-        lk.widgets.policy_slider(record["episodes"], record["probs"], record["infosets"],
-                                 record["action_names"], nash_conv=record["nash_conv"],
+        record = lk.data.read_json("deep", "nfsp_leduc_widget.json")["policies"]
+        lk.widgets.policy_slider(record["episodes"], record["probs"][0], record["infosets"],
+                                 record["action_names"], nash_conv=record["nash_conv"][0],
                                  unit="hands", method="NFSP")
     """
     import numpy as np
