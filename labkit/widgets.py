@@ -168,6 +168,7 @@ def policy_slider(checkpoints, probs, infosets, action_names, nash_conv=None, un
                                  unit="hands", method="NFSP")
     """
     import numpy as np
+    from matplotlib.ticker import FuncFormatter
 
     from labkit import plot
 
@@ -190,13 +191,20 @@ def policy_slider(checkpoints, probs, infosets, action_names, nash_conv=None, un
             title = f"{unit} {checkpoints[t]:,}"
             if nash_conv is not None:
                 title += f": NashConv {nash_conv[t]:.3f}"
+            if nash_conv is not None:               # two panels: the policy, and the curve beside it
+                fig = ax.figure
+                fig.delaxes(ax)
+                grid = fig.add_gridspec(1, 2, width_ratios=[2.3, 1])
+                ax, curve = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
             plot.policy_bars(ax, probs[t], infosets, action_names, title=title)
             if nash_conv is not None:
-                curve = ax.inset_axes([1.32, 0.0, 0.55, 1.0])
                 curve.plot(checkpoints, nash_conv, color=color, linewidth=1.5)
                 curve.plot([checkpoints[t]], [nash_conv[t]], "o", color=color)
                 curve.set_xscale("log")
                 curve.set_yscale("log")
+                plain = FuncFormatter(lambda v, _: f"{v:g}")          # 2, not 2 x 10^0
+                curve.yaxis.set_major_formatter(plain)
+                curve.yaxis.set_minor_formatter(plain)
                 curve.set_xlabel(unit, fontsize=9)
                 curve.set_ylabel("exact NashConv", fontsize=9)
                 curve.tick_params(labelsize=8)
