@@ -7,10 +7,12 @@ Units of work, measured in CPU seconds (`time.process_time`) after one warm-up b
 on first use):
 
 * Deep CFR: external-sampling traversals per second, including the network training of each
-  iteration (the settings of labkit/data/deep's Leduc run, fewer iterations);
+  iteration (the settings of labkit/data/deep's Leduc run and of its minibatch predecessor, fewer
+  iterations);
 * NFSP: episodes (hands) per second, learning included;
 * neural MMD: iterations per second (exact action values + 50 Adam steps);
-* IndependentQ, VDN, QMIX, COMA: iterations (32 episodes + one Adam step) per second.
+* IndependentQ, VDN, QMIX, COMA: iterations (32 episodes + one Adam step) per second; MAPPO the
+  same with 4 Adam steps per batch.
 
 OpenSpiel's JAX NFSP and Deep CFR (`open_spiel.python.jax.nfsp`, `.deep_cfr`) import flax.nnx, chex
 and orbax, and its PyTorch / TensorFlow versions import torch / tensorflow; the script tries each and
@@ -43,12 +45,18 @@ def timed(work, *args):
 def ours(quick):
     scale = 0.2 if quick else 1.0
     rows = []
-    solver = deep.DeepCFR("leduc_poker", deep.DeepCFRConfig(traversals=1000, advantage_steps=1500, batch_size=512,
-                                                            hidden=(128, 128)), seed=0)
-    solver.run(1)
-    before = solver.traversals_done
-    seconds = timed(solver.run, max(1, int(5 * scale)))
-    rows.append(("Deep CFR, Leduc", "traversals", (solver.traversals_done - before) / seconds))
+    # the cached run's settings (full-batch fits on the memory grouped by infoset), beside the
+    # minibatch fits of the earlier cached run, in the same process
+    settings = {"infosets": dict(traversals=1000, advantage_steps=1000, strategy_steps=2000, hidden=(128, 128),
+                                 advantage_memory=1_000_000, strategy_memory=1_000_000, batching="infosets"),
+                "minibatch": dict(traversals=1000, advantage_steps=500, batch_size=512, hidden=(128, 128),
+                                  advantage_memory=1_000_000, strategy_memory=1_000_000, reinitialize=False)}
+    for batching, config in settings.items():
+        solver = deep.DeepCFR("leduc_poker", deep.DeepCFRConfig(**config), seed=0)
+        solver.run(1)
+        before = solver.traversals_done
+        seconds = timed(solver.run, max(1, int(5 * scale)))
+        rows.append((f"Deep CFR, Leduc, {batching}", "traversals", (solver.traversals_done - before) / seconds))
     nfsp = deep.NFSP("leduc_poker", deep.NFSPConfig(optimizer="adam", rl_learning_rate=1e-3, sl_learning_rate=1e-3,
                                                     learn_every=16), seed=0)
     nfsp.run(5000)
@@ -59,7 +67,7 @@ def ours(quick):
         mmd.run(2)
         iterations = int(100 * scale)
         rows.append((f"neural MMD, {game}", "iterations", iterations / timed(mmd.run, iterations)))
-    for learner in (deep.IndependentQ, deep.VDN, deep.QMIX, deep.COMA):
+    for learner in (deep.IndependentQ, deep.VDN, deep.QMIX, deep.COMA, deep.MAPPO):
         team = learner("messenger game", seed=0)
         team.run(5)
         iterations = int(500 * scale)

@@ -20,6 +20,9 @@ import numpy as np
 _ORANGE, _SKY, _GREEN, _YELLOW = "#E69F00", "#56B4E9", "#009E73", "#F0E442"
 _BLUE, _VERMILLION, _PURPLE, _BLACK = "#0072B2", "#D55E00", "#CC79A7", "#000000"
 _GREY, _BROWN, _TEAL = "#777777", "#8C564B", "#17BECF"
+# Paul Tol's darker tones, for the learners with networks (distinct from the tabular methods they
+# approximate, which they are drawn beside)
+_INDIGO, _WINE, _DARK_GREEN = "#332288", "#882255", "#117733"
 
 METHOD_COLORS = {
     # self-play dynamics on matrix games
@@ -40,6 +43,16 @@ METHOD_COLORS = {
     "MMD": _GREEN,
     "PSRO": _PURPLE,
     "EFR": _BROWN,
+    # learners with networks (labkit.deep), drawn beside the tabular methods above
+    "Deep CFR": _INDIGO,
+    "NFSP": _WINE,
+    "neural MMD": _DARK_GREEN,
+    # cooperative learners (drawn together in one figure, so pairwise distinct)
+    "independent Q-learning": _ORANGE,
+    "VDN": _SKY,
+    "QMIX": _BLUE,
+    "COMA": _VERMILLION,
+    "MAPPO": _GREEN,
     # zero-sum stochastic games
     "value iteration": _BLUE,
     "minimax-Q": _VERMILLION,
@@ -55,6 +68,12 @@ _ALIASES = {
     "shapley value iteration": "value iteration",
     "magnetic mirror descent": "MMD",
     "r-nad": "regularized, moving magnet",
+    "mccfr": "MCCFR (external sampling)",
+    "external sampling": "MCCFR (external sampling)",
+    "outcome sampling": "MCCFR (outcome sampling)",
+    "independent q": "independent Q-learning",
+    "iql": "independent Q-learning",
+    "deepcfr": "Deep CFR",
     "cfr plus": "CFR+",
     "equilibrium": "Nash equilibrium",
 }
@@ -202,6 +221,49 @@ def reference_rate(ax, iterations, start_value, power=-0.5, label=None, **kwargs
     if label is None:
         label = f"$\\propto T^{{{power:g}}}$"
     return ax.plot(t, start_value * (t / t[0]) ** power, label=label, **kwargs)
+
+
+# --------------------------------------------------------------------------- policies at infosets
+# fold / pass, call / check, raise / bet: the same three colours in every policy figure
+ACTION_COLORS = (_GREY, _SKY, _VERMILLION, _GREEN, _ORANGE, _PURPLE)
+
+
+def policy_bars(ax, probs, infosets, action_names, title=None):
+    """Draw a policy at a few information sets as horizontal stacked bars, one bar per infoset.
+
+    Parameters
+    ----------
+    probs : (k, A) array-like
+        Row j is the distribution over the A actions at ``infosets[j]`` (illegal actions 0).
+    infosets : list of k str
+        The bar labels (e.g. infoset keys), top to bottom.
+    action_names : list of A str
+        The legend; action a is drawn in ``ACTION_COLORS[a]``.
+    """
+    probs = np.asarray(probs, dtype=float)
+    k = len(infosets)
+    if probs.ndim != 2 or probs.shape != (k, len(action_names)):
+        raise ValueError(f"probs must have shape ({k}, {len(action_names)}) for {k} infosets and "
+                         f"{len(action_names)} actions, got {probs.shape}")
+    if len(action_names) > len(ACTION_COLORS):
+        raise ValueError(f"policy_bars draws at most {len(ACTION_COLORS)} actions, got {len(action_names)}")
+    if np.any(probs < -1e-9) or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-6):
+        raise ValueError("every row of probs must be a probability distribution")
+    y = np.arange(k)[::-1]
+    left = np.zeros(k)
+    for a, name in enumerate(action_names):
+        ax.barh(y, probs[:, a], left=left, color=ACTION_COLORS[a], label=name, height=0.7)
+        for j in np.flatnonzero(probs[:, a] >= 0.12):          # print the larger shares in the bar
+            ax.text(left[j] + probs[j, a] / 2, y[j], f"{probs[j, a]:.2f}", ha="center", va="center",
+                    fontsize=8, color="white" if a != 1 else "black")
+        left += probs[:, a]
+    ax.set_yticks(y, [str(i) for i in infosets])
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("probability")
+    ax.legend(ncol=len(action_names), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False, fontsize=9)
+    if title:
+        ax.set_title(title, fontsize=10, loc="left", pad=22)
+    return ax
 
 
 def publish(fig, name):

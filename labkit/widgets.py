@@ -174,3 +174,83 @@ def play_stack(frames, interval=200, description="", figsize=(6.4, 4.0), dpi=100
     widgets.jslink((play, "value"), (slider, "value"))
     widgets.jslink((slider, "value"), (stack, "selected_index"))
     return _box(slider, stack, top=widgets.HBox([play, slider]))
+
+
+def policy_slider(checkpoints, probs, infosets, action_names, nash_conv=None, unit="iterations",
+                  method=None, figsize=(7.4, 3.6), dpi=100) -> widgets.VBox:
+    """A slider over training checkpoints showing a policy at a few information sets.
+
+    Each frame draws the policy at ``infosets`` (`labkit.plot.policy_bars`) and, with ``nash_conv``,
+    the NashConv curve beside it with the frame's checkpoint marked, so a reader scrubs through
+    training and sees which decisions settle first. Works without a kernel (see the module doc).
+
+    Parameters
+    ----------
+    checkpoints : list of int
+        The training step of each frame (hands, iterations, ...), increasing.
+    probs : (T, k, A) array-like
+        The policy at each checkpoint: T checkpoints, k infosets, A actions.
+    infosets : list of k str
+    action_names : list of A str
+    nash_conv : list of T float, optional
+        The exact NashConv at each checkpoint (drawn on log-log axes).
+    unit : str
+        What the checkpoints count, for the labels.
+    method : str, optional
+        Colours the NashConv curve (`labkit.plot.method_color`).
+
+    Examples
+    --------
+    The cached NFSP run on Leduc hold'em (chapter 4; the record holds one curve per seed)::
+
+        record = lk.data.read_json("deep", "nfsp_leduc_widget.json")["policies"]
+        lk.widgets.policy_slider(record["episodes"], record["probs"][0], record["infosets"],
+                                 record["action_names"], nash_conv=record["nash_conv"][0],
+                                 unit="hands", method="NFSP")
+    """
+    import numpy as np
+    from matplotlib.ticker import FuncFormatter
+
+    from labkit import plot
+
+    checkpoints = [int(c) for c in checkpoints]
+    probs = np.asarray(probs, dtype=float)
+    T = len(checkpoints)
+    if T == 0 or probs.ndim != 3 or probs.shape[0] != T:
+        raise ValueError(f"probs must have shape (checkpoints, infosets, actions) with {T} checkpoints, "
+                         f"got {probs.shape}")
+    if any(b <= a for a, b in zip(checkpoints, checkpoints[1:])):
+        raise ValueError(f"checkpoints must increase, got {checkpoints}")
+    if nash_conv is not None:
+        nash_conv = np.asarray(nash_conv, dtype=float)
+        if nash_conv.shape != (T,):
+            raise ValueError(f"nash_conv needs one value per checkpoint ({T}), got shape {nash_conv.shape}")
+    color = plot.method_color(method) if method is not None else "black"
+
+    def frame(t):
+        def draw(ax):
+            title = f"{unit} {checkpoints[t]:,}"
+            if nash_conv is not None:
+                title += f": NashConv {nash_conv[t]:.3f}"
+            if nash_conv is not None:               # two panels: the policy, and the curve beside it
+                fig = ax.figure
+                fig.delaxes(ax)
+                grid = fig.add_gridspec(1, 2, width_ratios=[2.3, 1])
+                ax, curve = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
+            plot.policy_bars(ax, probs[t], infosets, action_names, title=title)
+            if nash_conv is not None:
+                curve.plot(checkpoints, nash_conv, color=color, linewidth=1.5)
+                curve.plot([checkpoints[t]], [nash_conv[t]], "o", color=color)
+                curve.set_xscale("log")
+                curve.set_yscale("log")
+                plain = FuncFormatter(lambda v, _: f"{v:g}")          # 2, not 2 x 10^0
+                curve.yaxis.set_major_formatter(plain)
+                curve.yaxis.set_minor_formatter(plain)
+                curve.set_xlabel(unit, fontsize=9)
+                curve.set_ylabel("exact NashConv", fontsize=9)
+                curve.tick_params(labelsize=8)
+        return draw
+
+    labels = [f"{c:,}" for c in checkpoints]
+    return slider_stack([frame(t) for t in range(T)], labels=labels, description=unit, value=T - 1,
+                        figsize=figsize, dpi=dpi)

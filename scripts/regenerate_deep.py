@@ -52,12 +52,17 @@ DATA = ROOT / "labkit" / "data" / "deep"
 COMMAND = "python scripts/regenerate_deep.py"
 
 # ----------------------------------------------------------------------------- settings
-DEEP_CFR_LEDUC = dict(traversals=1000, advantage_steps=500, batch_size=512, hidden=(128, 128),
-                      advantage_memory=1_000_000, strategy_memory=1_000_000, reinitialize=False,
-                      strategy_steps=3000)
+# advantage networks retrained from scratch every iteration (the paper's rule) by full-batch Adam on
+# the memory's loss grouped by infoset (batching="infosets": the same loss, its exact gradient; see
+# labkit/data/deep/README.md for why minibatches of 512 left NashConv at 0.44)
+DEEP_CFR_LEDUC = dict(traversals=1000, advantage_steps=1000, hidden=(128, 128), advantage_memory=1_000_000,
+                      strategy_memory=1_000_000, reinitialize=True, strategy_steps=2000, batching="infosets")
 DEEP_CFR_KUHN = dict(traversals=100, hidden=(32, 32), advantage_steps=200, strategy_steps=500, batch_size=256)
 NFSP_LEDUC = dict(optimizer="adam", rl_learning_rate=1e-3, sl_learning_rate=1e-3, learn_every=16)
 NFSP_KUHN = dict(optimizer="adam", rl_learning_rate=1e-3, sl_learning_rate=1e-3, learn_every=16, hidden=(64,))
+# the infosets whose NFSP average policy nfsp_leduc_widget.json records at every checkpoint (the
+# widget of chapter 4): player 1 opening with a jack, queen, king; player 2 facing that raise
+WIDGET_INFOSETS = ["Js|||", "Qs|||", "Ks|||", "Jh||r|", "Qh||r|", "Kh||r|"]
 MMD_SETTINGS = dict(alpha=0.5, stepsize=0.1, magnet_update_every=100)
 
 RUNS = {
@@ -68,6 +73,12 @@ RUNS = {
     "nfsp_leduc": dict(game="leduc_poker", seeds=[0, 1, 2],
                        checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 600_000, 1_000_000],
                        config=NFSP_LEDUC),
+    # seed 0 of nfsp_leduc again (the same numbers where the checkpoints meet), checked more often,
+    # with the average policy at WIDGET_INFOSETS: the frames of chapter 4's widget
+    "nfsp_leduc_widget": dict(game="leduc_poker", seeds=[0],
+                              checkpoints=[1_000, 3_000, 10_000, 30_000, 60_000, 100_000, 200_000, 300_000, 450_000,
+                                           600_000],
+                              config=NFSP_LEDUC, policies_at=WIDGET_INFOSETS),
     "nfsp_kuhn": dict(game="kuhn_poker", seeds=[0, 1, 2],
                       checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000], config=NFSP_KUHN),
     "neural_mmd": dict(games=["kuhn_poker", "leduc_poker"], seeds=[0, 1], checkpoints=[10, 30, 100, 200, 300, 500],
@@ -89,6 +100,8 @@ def deep_cfr_run(game, seed, checkpoints, config):
         cpu += time.process_time() - start
         rows.append({"method": "Deep CFR", "seed": seed, "iterations": T, "traversals": solver.traversals_done,
                      "nash_conv": lk.nash_conv(solver.game, policy), "cpu_seconds": round(cpu, 2)})
+        print(f"  Deep CFR {game} seed {seed}: {T} iterations, NashConv {rows[-1]['nash_conv']:.4f}, {cpu:.0f} CPU s",
+              file=sys.stderr, flush=True)
     return rows
 
 
@@ -112,17 +125,25 @@ def tabular_rows(game, traversal_counts, seeds):
     return rows
 
 
-def nfsp_run(game, seed, checkpoints, config):
+def nfsp_run(game, seed, checkpoints, config, policies_at=None):
+    """The rows of one seed; with `policies_at` (infoset keys) each row also carries the average
+    policy there, under "policy" (written to <name>_policies.json, not to the CSV)."""
     solver = deep.NFSP(game, deep.NFSPConfig(**config), seed=seed)
     rows, cpu = [], 0.0
     for T in checkpoints:
         start = time.process_time()
         solver.run(T - solver.iteration)
         cpu += time.process_time() - start
-        rows.append({"method": "NFSP", "seed": seed, "episodes": T,
-                     "nash_conv": lk.nash_conv(solver.game, solver.average_policy()),
-                     "best_response_nash_conv": lk.nash_conv(solver.game, solver.best_response_policy()),
-                     "cpu_seconds": round(cpu, 2)})
+        average = solver.average_policy()
+        row = {"method": "NFSP", "seed": seed, "episodes": T, "nash_conv": lk.nash_conv(solver.game, average),
+               "best_response_nash_conv": lk.nash_conv(solver.game, solver.best_response_policy()),
+               "cpu_seconds": round(cpu, 2)}
+        if policies_at:
+            row["policy"] = [average.probs[solver.game.infoset_index(key)].tolist() for key in policies_at]
+        # progress, and the row itself: a run stopped early still has its finished checkpoints
+        print(f"  NFSP {game} seed {seed}: {T:,} hands, NashConv {row['nash_conv']:.4f}, {cpu:.0f} CPU s",
+              json.dumps(row), file=sys.stderr, flush=True)
+        rows.append(row)
     return rows
 
 
@@ -160,20 +181,33 @@ def team_run(game, learner, seed, checkpoints):
 
 
 # ----------------------------------------------------------------------------- drivers
-def make(name, quick=False):
+def _per_seed(run, args, seeds, jobs):
+    """run(*args[:1], seed, *args[1:]) for every seed, in `jobs` processes (each seed's result does
+    not depend on which process computes it); the rows in seed order."""
+    calls = [(args[0], seed, *args[1:]) for seed in seeds]
+    if jobs <= 1 or len(seeds) == 1:
+        return [row for call in calls for row in run(*call)]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    # spawn, not fork: a forked child would inherit JAX's threads
+    with ProcessPoolExecutor(max_workers=min(jobs, len(seeds)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        results = list(pool.map(run, *zip(*calls)))
+    return [row for rows in results for row in rows]
+
+
+def make(name, quick=False, jobs=1):
     """All rows of one result (quick: the first checkpoint of the first seed, for tests)."""
     spec = RUNS[name]
     seeds = spec["seeds"][:1] if quick else spec["seeds"]
     checkpoints = spec["checkpoints"][:1] if quick else spec["checkpoints"]
     rows = []
     if name.startswith("deep_cfr"):
-        for seed in seeds:
-            rows += deep_cfr_run(spec["game"], seed, checkpoints, spec["config"])
+        rows += _per_seed(deep_cfr_run, (spec["game"], checkpoints, spec["config"]), seeds, jobs)
         counts = sorted({(r["iterations"], r["traversals"]) for r in rows})
         rows += tabular_rows(spec["game"], counts, seeds)
     elif name.startswith("nfsp"):
-        for seed in seeds:
-            rows += nfsp_run(spec["game"], seed, checkpoints, spec["config"])
+        rows += _per_seed(nfsp_run, (spec["game"], checkpoints, spec["config"], spec.get("policies_at")), seeds,
+                          jobs)
     elif name == "neural_mmd":
         for game in spec["games"]:
             for seed in seeds:
@@ -197,8 +231,24 @@ def machine():
             "optax": optax.__version__}
 
 
+def policy_record(name, rows):
+    """The recorded average policies of a result, by seed: what `lk.widgets.policy_slider` draws."""
+    spec = RUNS[name]
+    game = lk.games.load(spec["game"])
+    seeds = sorted({r["seed"] for r in rows})
+    mine = [[r for r in rows if r["seed"] == s] for s in seeds]
+    return {"game": spec["game"], "infosets": spec["policies_at"], "action_names": list(game.action_names),
+            "seeds": seeds, "episodes": [r["episodes"] for r in mine[0]],
+            "nash_conv": [[r["nash_conv"] for r in rs] for rs in mine],
+            "probs": [[r["policy"] for r in rs] for rs in mine]}
+
+
 def write(name, rows, wall, cpu):
     DATA.mkdir(parents=True, exist_ok=True)
+    record = {}
+    if "policy" in rows[0]:                      # the policies go to the JSON, the CSV keeps its columns
+        record = {"policies": policy_record(name, rows)}
+        rows = [{k: v for k, v in r.items() if k != "policy"} for r in rows]
     with open(DATA / f"{name}.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -206,7 +256,7 @@ def write(name, rows, wall, cpu):
             writer.writerow({k: (repr(float(v)) if isinstance(v, float) else v) for k, v in row.items()})
     spec = {k: (list(v) if isinstance(v, tuple) else v) for k, v in RUNS[name].items()}
     meta = {"command": f"{COMMAND} {name}", "rows": len(rows), **spec, "machine": machine(),
-            "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1)}
+            "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1), **record}
     (DATA / f"{name}.json").write_text(json.dumps(meta, indent=1, default=list) + "\n", encoding="utf-8")
 
 
@@ -243,11 +293,20 @@ def summary():
     return lines
 
 
+def _cpu_with_children():
+    """CPU seconds of this process and of its finished worker processes."""
+    import resource
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="results to make (default: all)")
     parser.add_argument("--list", action="store_true", help="list the results and exit")
     parser.add_argument("--summary", action="store_true", help="print the table of final values and exit")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="processes for the seeds of the Deep CFR and NFSP results (same numbers as 1)")
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(RUNS))
@@ -258,9 +317,9 @@ def main(argv=None):
     for name in args.names or list(RUNS):
         if name not in RUNS:
             parser.error(f"unknown result {name!r}; known: {', '.join(RUNS)}")
-        wall, cpu = time.time(), time.process_time()
-        rows = make(name)
-        wall, cpu = time.time() - wall, time.process_time() - cpu
+        wall, cpu = time.time(), _cpu_with_children()
+        rows = make(name, jobs=args.jobs)
+        wall, cpu = time.time() - wall, _cpu_with_children() - cpu
         write(name, rows, wall, cpu)
         print(f"{name}: {len(rows)} rows in {wall:.0f} s wall, {cpu:.0f} s CPU", flush=True)
     return 0

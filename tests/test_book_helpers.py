@@ -19,6 +19,29 @@ def test_method_colors_are_fixed_and_case_insensitive():
     assert lk.plot.method_color("value iteration") != lk.plot.method_color("minimax-Q")
 
 
+# the groups of methods that the chapters draw in one figure (chapter 4: networks beside the tabular
+# solvers at equal work; chapter 7: the cooperative learners)
+FIGURE_GROUPS = [
+    ["CFR", "CFR+", "MCCFR (external sampling)", "MCCFR (outcome sampling)", "Deep CFR", "NFSP", "PSRO"],
+    ["MMD", "neural MMD", "CFR", "CFR+"],
+    ["independent Q-learning", "VDN", "QMIX", "COMA", "MAPPO"],
+]
+
+
+@pytest.mark.parametrize("group", FIGURE_GROUPS)
+def test_methods_drawn_together_have_distinct_colors(group):
+    colors = [lk.plot.method_color(name) for name in group]
+    assert len(set(colors)) == len(group), dict(zip(group, colors))
+
+
+def test_network_learners_keep_the_colors_chapter_4_used():
+    # chapter 4's Leduc figure drew Deep CFR in indigo and NFSP in wine before labkit had them
+    assert lk.plot.method_color("Deep CFR") == "#332288"
+    assert lk.plot.method_color("nfsp") == "#882255"
+    assert lk.plot.method_color("MCCFR") == lk.plot.method_color("MCCFR (external sampling)")
+    assert lk.plot.method_color("independent Q") == lk.plot.method_color("IQL")
+
+
 def test_unknown_method_names_the_known_ones():
     with pytest.raises(ValueError, match="fictitious play"):
         lk.plot.method_color("fictitous play")
@@ -193,3 +216,36 @@ def test_publish_glues_the_figure_for_the_book_and_closes_it(monkeypatch):
     lk.plot.publish(fig, "fig-test")
     assert shown == [fig] and len(glued) == 1
     assert not plt.fignum_exists(fig.number)
+
+
+def test_policy_bars_draw_each_action_share_of_each_infoset():
+    from matplotlib.figure import Figure
+    ax = Figure().subplots()
+    probs = [[0.0, 0.25, 0.75], [0.5, 0.5, 0.0]]
+    lk.plot.policy_bars(ax, probs, ["Ks||r|", "Js||r|"], ["fold", "call", "raise"])
+    bars = [(round(p.get_x(), 6), round(p.get_width(), 6), round(p.get_y() + p.get_height() / 2, 6))
+            for p in ax.patches]
+    # one bar segment per (action, infoset), stacked left to right; the first infoset is on top (y = 1)
+    assert bars == [(0.0, 0.0, 1.0), (0.0, 0.5, 0.0), (0.0, 0.25, 1.0), (0.5, 0.5, 0.0),
+                    (0.25, 0.75, 1.0), (1.0, 0.0, 0.0)]
+    assert [(t.get_text(), t.get_position()[1]) for t in ax.get_yticklabels()] == [("Ks||r|", 1), ("Js||r|", 0)]
+    with pytest.raises(ValueError, match="shape \\(2, 3\\)"):
+        lk.plot.policy_bars(ax, [[1.0, 0.0]], ["a", "b"], ["fold", "call", "raise"])
+    with pytest.raises(ValueError, match="probability distribution"):
+        lk.plot.policy_bars(ax, [[0.5, 0.6, 0.0]], ["a"], ["fold", "call", "raise"])
+
+
+def test_policy_slider_has_a_frame_per_checkpoint_and_checks_its_input():
+    probs = np.array([[[0.2, 0.8]], [[0.6, 0.4]], [[0.9, 0.1]]])
+    box = lk.widgets.policy_slider([10, 100, 1000], probs, ["K"], ["pass", "bet"], nash_conv=[1.0, 0.5, 0.1],
+                                   unit="hands", method="NFSP", figsize=(4, 2), dpi=30)
+    assert box.control.options == ("10", "100", "1,000") and box.control.index == 2
+    assert len(box.stack.children) == 3
+    frames = [bytes(img.value) for img in box.stack.children]
+    assert len(set(frames)) == 3 and all(f.startswith(b"\x89PNG") for f in frames)
+    with pytest.raises(ValueError, match="one value per checkpoint"):
+        lk.widgets.policy_slider([10, 100, 1000], probs, ["K"], ["pass", "bet"], nash_conv=[1.0])
+    with pytest.raises(ValueError, match="checkpoints must increase"):
+        lk.widgets.policy_slider([10, 10, 1000], probs, ["K"], ["pass", "bet"])
+    with pytest.raises(ValueError, match="3 checkpoints"):
+        lk.widgets.policy_slider([10, 100, 1000], probs[:2], ["K"], ["pass", "bet"])

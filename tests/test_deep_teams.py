@@ -1,4 +1,4 @@
-"""The cooperative learners trained by TD (independent Q-learning, VDN, QMIX, COMA) on the climbing
+"""The cooperative learners trained by TD (independent Q-learning, VDN, QMIX, COMA, MAPPO) on the climbing
 game and the messenger game: exact team values from outside the learners (the climbing game's payoff
 matrix, the optimum 11), representational limits (exercise 27.7), and seeded reproducibility."""
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("jax")
 from labkit import cooperative  # noqa: E402
-from labkit.deep import COMA, QMIX, VDN, IndependentQ, TeamConfig  # noqa: E402
+from labkit.deep import COMA, MAPPO, QMIX, VDN, IndependentQ, TeamConfig  # noqa: E402
 from labkit.deep import teams  # noqa: E402
 
 A = np.array([[11, -30, 0], [-30, 7, 6], [0, 0, 5]], dtype=float)          # Claus and Boutilier's payoffs
@@ -43,7 +43,7 @@ def test_sampled_episodes_follow_the_policies():
     assert np.all(batch.reward[first] == 0)
 
 
-@pytest.mark.parametrize("learner", [IndependentQ, VDN, QMIX, COMA])
+@pytest.mark.parametrize("learner", [IndependentQ, VDN, QMIX, COMA, MAPPO])
 def test_additive_game_is_solved_by_every_learner(learner):
     """A payoff that is a sum of one term per agent: every method represents it and finds the optimum."""
     payoff = np.add.outer([0.0, 2.0, 1.0], [1.0, 0.0, 3.0])             # optimum (b, c) = 5
@@ -68,8 +68,9 @@ def test_vdn_and_qmix_miss_the_climbing_optimum():
         assert np.unravel_index(joint.argmax(), joint.shape) == greedy     # decentralized argmax = joint argmax
 
 
-def test_same_seed_same_learner():
-    runs = [COMA("messenger game", TeamConfig(episodes=8), seed=3) for _ in range(2)]
+@pytest.mark.parametrize("learner", [COMA, MAPPO])
+def test_same_seed_same_learner(learner):
+    runs = [learner("messenger game", TeamConfig(episodes=8), seed=3) for _ in range(2)]
     for solver in runs:
         solver.run(50)
     for a, b in zip(runs[0].tables(), runs[1].tables()):
@@ -81,3 +82,21 @@ def test_bad_arguments():
         VDN("prisoners dilemma")
     with pytest.raises(ValueError, match="policy must be one distribution"):
         teams.team_value(teams.climbing_team_game(), [np.ones((1, 3)), np.ones((1, 3))])
+
+
+def test_mappo_shares_one_actor_and_reaches_the_climbing_equilibrium():
+    solver = MAPPO("climbing game", seed=0)
+    # one actor for both agents: its input says which agent is asking (id one-hot, then the observation)
+    assert set(solver.params) == {"actor", "critic"}
+    np.testing.assert_array_equal(solver.actor_inputs(1), [[0, 1, 0, 1]])
+    probs = solver.tables()
+    np.testing.assert_allclose([p.sum(axis=1) for p in probs], 1.0, rtol=1e-6)
+    solver.run(1500)
+    # (b, b), worth 7, is the climbing game's best equilibrium short of the summit (a, a): a policy
+    # gradient on a state value cannot see that (a, a) pays 11 only when both move together
+    assert tuple(int(g[0]) for g in solver.greedy_actions()) == (1, 1)
+    assert solver.team_value() == A[1, 1] == 7
+    with pytest.raises(ValueError, match="ppo_clip"):
+        TeamConfig(ppo_clip=1.5)
+    with pytest.raises(ValueError, match="ppo_epochs"):
+        TeamConfig(ppo_epochs=0)

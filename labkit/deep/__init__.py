@@ -13,7 +13,8 @@ information sets of the game (`network_policy`), so `labkit.nash_conv` measures 
 Zero-sum learners: `DeepCFR` (Brown et al., 2019), `NFSP` (Heinrich and Silver, 2016) and
 `NeuralMMD` (R-NaD's regularized dynamics, Perolat et al., 2021; Sokota et al., 2023).
 Cooperative learners trained by temporal differences: `IndependentQ`, `VDN`, `QMIX` and the
-centralized critic `COMA`, on the climbing game and on the messenger game (`teams`).
+centralized critics `COMA` (joint action values) and `MAPPO` (shared-parameter PPO with a state
+value), on the climbing game and on the messenger game (`teams`).
 
 JAX is an optional dependency; ``import labkit`` never imports it, and importing this package
 without it raises an ImportError that says how to install the extra.
@@ -41,8 +42,10 @@ from labkit.deep.iql import IndependentQ  # noqa: E402
 from labkit.deep.vdn import VDN  # noqa: E402
 from labkit.deep.qmix import QMIX  # noqa: E402
 from labkit.deep.coma import COMA  # noqa: E402
+from labkit.deep.mappo import MAPPO  # noqa: E402
 from labkit.deep import teams  # noqa: E402
 
 __all__ = ["INSTALL_HINT", "MISSING_MESSAGE", "InfosetFeatures", "infoset_features", "ENCODINGS",
            "MLP", "network_policy", "policy_from_outputs", "OUTPUT_KINDS", "DeepCFR", "DeepCFRConfig", "NFSP",
-           "NFSPConfig", "NeuralMMD", "NeuralMMDConfig", "TeamConfig", "IndependentQ", "VDN", "QMIX", "COMA", "teams"]
+           "NFSPConfig", "NeuralMMD", "NeuralMMDConfig", "TeamConfig", "IndependentQ", "VDN", "QMIX", "COMA", "MAPPO",
+           "teams"]

@@ -28,6 +28,7 @@ from labkit.tree import CHANCE, TERMINAL
 
 _BLOCK = 4096                   # labkit.mccfr draws its uniform numbers 4096 at a time, too
 LOSSES = ("mse", "cross_entropy")
+BATCHINGS = ("minibatch", "infosets")
 
 
 def check_seed(seed):
@@ -234,12 +235,28 @@ class NetworkRegressor:
     stored for I; with linear weighting (w = iteration number) that is Deep CFR's average.
     The global gradient norm is clipped (Brown et al. clip it at 1). `steps` minibatches are
     drawn up front and run in one jitted `lax.scan`, so a fit costs one dispatch.
+
+    ``batching="infosets"`` minimizes the same loss with its exact gradient. Grouping the memory's
+    samples by infoset, with W_I the total weight stored for I and t_I the weighted mean target,
+
+        sum_b w_b l(y(I_b), target_b) = sum_I W_I l(y(I), t_I) + (a constant)
+
+    for both losses (the squared error splits into bias and a variance that does not depend on y;
+    the cross-entropy is linear in the target). So every step is one batch of all the infosets
+    `rows` (those the memory can hold, each weighted W_I / sum W, zero if never seen): the
+    minibatch noise is gone, and a step costs one pass over at most `len(rows)` feature vectors
+    however large the memory is. In a game with few infosets this is what makes the fit converge
+    in a CPU budget; in a large game there is no such grouping and minibatches are the method.
     """
 
     def __init__(self, game, features, hidden, loss, learning_rate, steps, batch_size, gradient_clip,
-                 reinitialize, key, rng):
+                 reinitialize, key, rng, batching="minibatch", rows=None):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        if batching not in BATCHINGS:
+            raise ValueError(f"batching must be one of {BATCHINGS}, got {batching!r}")
+        self.batching = batching
+        self.rows = np.arange(game.num_infosets, dtype=np.int32) if rows is None else np.asarray(rows, np.int32)
         self.game, self.features, self.loss = game, features, loss
         self.kind = "advantages" if loss == "mse" else "logits"
         self.model = MLP(features.size, hidden, game.num_actions)
@@ -266,12 +283,31 @@ class NetworkRegressor:
         n = memory.size
         if n == 0:
             return np.zeros(0)
-        weights = (memory.weights / max(float(memory.weights[:n].mean()), 1e-30)).astype(np.float32)
-        batches = self.rng.integers(0, n, size=(self.steps, self.batch_size)).astype(np.int32)
+        if self.batching == "infosets":
+            rows, targets, weights = self._grouped(memory)
+            batches = np.broadcast_to(np.arange(len(rows), dtype=np.int32), (self.steps, len(rows)))
+        else:
+            rows, targets = memory.rows, memory.targets.astype(np.float32)
+            weights = (memory.weights / max(float(memory.weights[:n].mean()), 1e-30)).astype(np.float32)
+            batches = self.rng.integers(0, n, size=(self.steps, self.batch_size)).astype(np.int32)
         self.params, self.opt_state, losses = self._train(self.params, self.opt_state, self._inputs, self._legal,
-                                                          memory.rows, memory.targets.astype(np.float32), weights,
-                                                          batches)
+                                                          rows, targets, weights, batches)
         return np.asarray(losses)
+
+    def _grouped(self, memory):
+        """(rows, weighted mean targets, weights) over `self.rows`, the weights scaled so the mean
+        loss of the batch is the memory's weighted mean loss, as a minibatch estimates it."""
+        n, I = memory.size, self.game.num_infosets
+        w = memory.weights[:n]
+        totals = np.bincount(memory.rows[:n], weights=w, minlength=I)
+        sums = np.zeros((I, memory.targets.shape[1]))
+        np.add.at(sums, memory.rows[:n], w[:, None] * memory.targets[:n])
+        seen = totals[self.rows] > 0
+        if np.any(totals[np.setdiff1d(np.arange(I), self.rows)] > 0):
+            raise ValueError("the memory holds samples of infosets outside this regressor's rows")
+        means = np.where(seen[:, None], sums[self.rows] / np.where(seen, totals[self.rows], 1.0)[:, None], 0.0)
+        weights = totals[self.rows] * (len(self.rows) / totals.sum())
+        return self.rows, means.astype(np.float32), weights.astype(np.float32)
 
     def predict(self):
         """(I, A) network outputs at every infoset (float64)."""

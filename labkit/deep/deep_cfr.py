@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 import jax
 import numpy as np
 
-from labkit.deep.common import (NetworkRegressor, NetworkSolver, Reservoir, TableRegressor, check_positive_int, pick,
+from labkit.deep.common import (BATCHINGS, NetworkRegressor, NetworkSolver, Reservoir, TableRegressor, check_positive_int, pick,
                                 pick_from, rows_to_lists)
 from labkit.deep.networks import NONPOSITIVE_RULES, policy_from_outputs
 from labkit.policy import TabularPolicy
@@ -57,6 +57,9 @@ class DeepCFRConfig:
     linear_weighting : weight iteration t's samples by t [yes]; False: all weights 1
     reinitialize : train the advantage networks from fresh weights every iteration [yes]
     nonpositive : "argmax" [the paper] or "uniform" (tabular CFR) where no advantage is positive
+    batching : "minibatch" [the paper: batch_size samples of the memory per step] or "infosets":
+        the same loss with its exact gradient, one batch of all the player's infosets weighted by
+        the memory (see `labkit.deep.common.NetworkRegressor`; batch_size is then unused)
     encoding : the infoset features (`labkit.deep.infoset_features`)
     """
     traversals: int = 200
@@ -71,6 +74,7 @@ class DeepCFRConfig:
     linear_weighting: bool = True
     reinitialize: bool = True
     nonpositive: str = "argmax"
+    batching: str = "minibatch"
     encoding: str = "auto"
 
     def __post_init__(self):
@@ -79,6 +83,8 @@ class DeepCFRConfig:
             check_positive_int(name, getattr(self, name))
         if self.nonpositive not in NONPOSITIVE_RULES:
             raise ValueError(f"nonpositive must be one of {NONPOSITIVE_RULES}, got {self.nonpositive!r}")
+        if self.batching not in BATCHINGS:
+            raise ValueError(f"batching must be one of {BATCHINGS}, got {self.batching!r}")
         if not self.learning_rate > 0 or not self.gradient_clip > 0:
             raise ValueError("learning_rate and gradient_clip must be positive")
 
@@ -116,9 +122,10 @@ class DeepCFR(NetworkSolver):
         self.advantage_memories = [Reservoir(config.advantage_memory, A, self.streams.memory) for _ in range(n)]
         self.strategy_memories = [Reservoir(config.strategy_memory, A, self.streams.memory) for _ in range(n)]
         keys = jax.random.split(self.streams.key, 2 * n)
-        self.advantage_nets = [self._regressor("mse", config.advantage_steps, config.reinitialize, keys[p])
+        # the advantage memory of p holds p's infosets; the strategy memory of q holds q's
+        self.advantage_nets = [self._regressor("mse", config.advantage_steps, config.reinitialize, keys[p], p)
                                for p in range(n)]
-        self.strategy_nets = [self._regressor("cross_entropy", config.strategy_steps, True, keys[n + p])
+        self.strategy_nets = [self._regressor("cross_entropy", config.strategy_steps, True, keys[n + p], p)
                               for p in range(n)]
         self._strategy_key = jax.random.fold_in(self.streams.key, 1)
         self._sigma = TabularPolicy.uniform(game).probs.copy()      # all advantages start at 0
@@ -126,12 +133,13 @@ class DeepCFR(NetworkSolver):
         self._average = None
         self.traversals_done = 0
 
-    def _regressor(self, loss, steps, reinitialize, key):
+    def _regressor(self, loss, steps, reinitialize, key, player):
         if self.approximator == "table":
             return TableRegressor(self.game, loss)
         c = self.config
         return NetworkRegressor(self.game, self.features, c.hidden, loss, c.learning_rate, steps, c.batch_size,
-                                c.gradient_clip, reinitialize, key, self.streams.batches)
+                                c.gradient_clip, reinitialize, key, self.streams.batches, batching=c.batching,
+                                rows=self.game.infosets_of(player))
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):

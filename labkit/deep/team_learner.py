@@ -1,4 +1,5 @@
-"""The training loop shared by the cooperative learners (`IndependentQ`, `VDN`, `QMIX`, `COMA`).
+"""The training loop shared by the cooperative learners (`IndependentQ`, `VDN`, `QMIX`, `COMA`,
+`MAPPO`, which takes several steps per batch).
 
 Every iteration of a learner on a `labkit.deep.teams.TeamGame`:
 
@@ -38,7 +39,9 @@ class TeamConfig:
     learning_rate : Adam's (the paper: RMSprop, 5e-4)
     epsilon_start, epsilon_end, epsilon_decay : exploration of the value methods, linear over
         this many iterations [1.0 to 0.05]
-    critic_learning_rate, entropy : COMA's critic step size and entropy bonus
+    critic_learning_rate, entropy : COMA's critic step size; COMA's and MAPPO's entropy bonus
+    ppo_clip, ppo_epochs : MAPPO's clipping of the probability ratio and its Adam steps per batch
+        [0.2 and 5-15 epochs]
     """
     episodes: int = 32
     hidden: tuple = (32,)
@@ -49,9 +52,13 @@ class TeamConfig:
     epsilon_decay: int = 1000
     critic_learning_rate: float = 2e-2
     entropy: float = 0.01
+    ppo_clip: float = 0.2
+    ppo_epochs: int = 4
 
     def __post_init__(self):
-        for name in ("episodes", "mixing_embed", "epsilon_decay"):
+        if not 0 < self.ppo_clip < 1:
+            raise ValueError(f"ppo_clip must be in (0, 1), got {self.ppo_clip!r}")
+        for name in ("episodes", "mixing_embed", "epsilon_decay", "ppo_epochs"):
             check_positive_int(name, getattr(self, name))
         if not (0 <= self.epsilon_end <= 1 and 0 <= self.epsilon_start <= 1):
             raise ValueError("epsilon_start and epsilon_end must be in [0, 1]")
