@@ -21,6 +21,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from execute_notebooks import execute as execute_notebook  # noqa: E402
+from install_cell import for_the_book  # noqa: E402  (the first cell: installs labkit where missing)
 
 
 def build(numbers=None, execute_solutions=True):
@@ -31,9 +32,9 @@ def build(numbers=None, execute_solutions=True):
     for number in chosen:
         ex = EXERCISES[number]
         start = time.perf_counter()
-        nbformat.write(ex.notebook(), ROOT / "exercises" / ex.filename)
+        nbformat.write(for_the_book(ex.notebook()), ROOT / "exercises" / ex.filename)
         solution_path = ROOT / "solutions" / ex.filename
-        nbformat.write(ex.notebook(solution=True), solution_path)
+        nbformat.write(for_the_book(ex.notebook(solution=True)), solution_path)
         if execute_solutions:
             # the same execution as every other notebook of the book (scripts/execute_notebooks.py)
             _, _, error = execute_notebook(solution_path)
