@@ -81,6 +81,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="_build/config", help="folder for the generated files")
     parser.add_argument("--repository", metavar="URL", help="override repository.url of _config.yml")
     parser.add_argument("--no-solutions", action="store_true", help="leave the solution pages out")
+    sys.path.insert(0, str(ROOT))
+    from labkit._cli import add_version
+    add_version(parser)
     args = parser.parse_args(argv)
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))

@@ -47,5 +47,13 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("numbers", nargs="*", help="exercise numbers such as 27.4 (default: all)")
     parser.add_argument("--no-execute", action="store_true", help="write the solutions without running them")
+    sys.path.insert(0, str(ROOT))
+    from labkit._cli import add_version
+    from labkit.grading.material import load
+    add_version(parser)
     args = parser.parse_args()
+    known = list(load(ROOT / "instructor").EXERCISES)
+    unknown = [n for n in args.numbers if n not in known]
+    if unknown:
+        parser.error(f"unknown exercise(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     build(args.numbers or None, not args.no_execute)

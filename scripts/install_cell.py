@@ -148,6 +148,9 @@ def main(argv=None) -> int:
     parser.add_argument("--config", metavar="FILE", type=Path, default=ROOT / "_config.yml",
                         help="the Jupyter Book config to read repository.url from")
     parser.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all of the book's)")
+    sys.path.insert(0, str(ROOT))
+    from labkit._cli import add_version
+    add_version(parser)
     args = parser.parse_args(argv)
     if not args.config.is_file():
         parser.error(f"--config: no such file {args.config}")

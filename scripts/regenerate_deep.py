@@ -248,6 +248,8 @@ def main(argv=None):
     parser.add_argument("names", nargs="*", help="results to make (default: all)")
     parser.add_argument("--list", action="store_true", help="list the results and exit")
     parser.add_argument("--summary", action="store_true", help="print the table of final values and exit")
+    from labkit._cli import add_version
+    add_version(parser)
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(RUNS))

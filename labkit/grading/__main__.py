@@ -56,6 +56,17 @@ def _usage_error(args):
         return "--budget must be positive"
     if args.workers is not None and args.workers < 1:
         return "--workers must be at least 1"
+    for option in ("csv", "jsonl"):
+        path = getattr(args, option)
+        if path is None:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            return f"--{option} {path} is a folder; give a file name"
+        if not os.path.isdir(folder):
+            return f"--{option}: the folder {folder} does not exist"
+    if args.feedback is not None and os.path.exists(args.feedback) and not os.path.isdir(args.feedback):
+        return f"--feedback {args.feedback} is a file; give a folder (it is created if missing)"
     return None
 
 
