@@ -35,6 +35,30 @@ LITE_FOLDERS = ("chapters", "exercises")      # the solutions stay on the book's
 LITE_DIR = "lite"
 
 
+# what a notebook may import in the browser: Python's standard library, labkit and what it installs
+# there (its core dependencies), and the packages the Pyodide kernel provides itself
+BROWSER_PACKAGES = {"labkit", "numpy", "scipy", "matplotlib", "ipywidgets", "tqdm", "IPython", "PIL"}
+# what WebAssembly cannot do: compile C++, start processes
+BROWSER_LIMITS = {
+    r"fixed_point\s*=\s*[\"']paper": "compiles the EFR authors' C++ numerics (fixed_point=\"paper\")",
+    r"ProcessPool|multiprocessing|subprocess": "starts worker processes",
+}
+
+
+def browser_blockers(nb) -> list:
+    """Why a notebook cannot run in the Pyodide kernel (an empty list when it can): imports that
+    the browser lacks, C++ compilation, worker processes."""
+    import re
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code" and "install-labkit" not in
+                     c.get("metadata", {}).get("tags", []))
+    reasons = []
+    for name in sorted(set(re.findall(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)", code, re.M))):
+        if name not in BROWSER_PACKAGES and name not in sys.stdlib_module_names:
+            reasons.append(f"imports {name}, which the browser kernel lacks")
+    reasons += [why for pattern, why in BROWSER_LIMITS.items() if re.search(pattern, code)]
+    return reasons
+
+
 def lite_notebooks(root: Path = ROOT) -> list:
     """The notebooks the lite site serves, as paths relative to the repository."""
     return sorted(p.relative_to(root) for folder in LITE_FOLDERS for p in (root / folder).glob("*.ipynb"))

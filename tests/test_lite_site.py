@@ -189,3 +189,25 @@ def test_pyodide_turns_the_install_cell_into_one_piplite_install(url, monkeypatc
             await result
     asyncio.run(run())
     assert calls == [{"requirements": ["labkit-marl"]}]
+
+
+# ------------------------------------------------------------------ which notebooks run live
+def test_the_browser_blockers_are_found():
+    def code(*sources):
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    assert build_lite.browser_blockers(code("import numpy as np\nimport labkit as lk", "from pathlib import Path",
+                                            "import ipywidgets as widgets\nfrom scipy.optimize import linprog")) == []
+    assert build_lite.browser_blockers(install_cell.with_install_cell(code("1"))) == []   # its %pip is fine
+    found = build_lite.browser_blockers(code("import jax.numpy as jnp", "lk.EFR(g, fixed_point='paper')",
+                                             "from concurrent.futures import ProcessPoolExecutor"))
+    assert found == ["imports jax, which the browser kernel lacks",
+                     "compiles the EFR authors' C++ numerics (fixed_point=\"paper\")", "starts worker processes"]
+
+
+def test_only_the_pages_running_md_names_cannot_run_in_the_browser():
+    blocked = {str(rel) for rel in build_lite.lite_notebooks()
+               if build_lite.browser_blockers(nbformat.read(ROOT / rel, as_version=4))}
+    # book/running.md ("In your browser") tells readers that these two do not run there
+    assert blocked <= {"chapters/06_hindsight_rationality.ipynb", "chapters/appendix_efr_reproduction.ipynb"}
+    running = (ROOT / "book" / "running.md").read_text(encoding="utf-8")
+    assert "chapter 6 and the appendix" in running
