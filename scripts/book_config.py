@@ -66,6 +66,23 @@ def without_solutions(toc: dict) -> dict:
     return prune(toc)
 
 
+def toc_files(toc: dict) -> list:
+    """Every page of a table of contents (its "file" entries, paths without the suffix), in order."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.append(str(node["file"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(toc)
+    return found
+
+
 def absolute_extension_paths(config: dict) -> dict:
     """Jupyter Book resolves local extension folders against the config file's folder: make them absolute."""
     sphinx = dict(config.get("sphinx") or {})

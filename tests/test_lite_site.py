@@ -25,6 +25,7 @@ from _grading_support import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import book_config  # noqa: E402
 import build_lite  # noqa: E402
 import install_cell  # noqa: E402
 import lite_links  # noqa: E402
@@ -37,19 +38,8 @@ PYODIDE_PYPI = Path(sys.prefix) / "share/jupyter/labextensions/@jupyterlite/pyod
 
 def _toc_pages():
     """Every chapter and exercise page of the table of contents (docnames)."""
-    toc, found = yaml.safe_load((ROOT / "_toc.yml").read_text()), []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if str(node.get("file", "")).startswith(lite_links.LITE_FOLDERS):
-                found.append(node["file"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-    walk(toc)
-    return found
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [f for f in book_config.toc_files(toc) if f.startswith(lite_links.LITE_FOLDERS)]
 
 
 @pytest.fixture(scope="module")
