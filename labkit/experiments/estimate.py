@@ -10,7 +10,8 @@ prediction multiplies those costs by the work each regime does:
 * simultaneous regime, for each unordered pair {r, c}: R rounds of both updates and both
   evaluations (one of each when r = c: a learner in self-play);
 
-and spreads the total over the workers, never below the longest single work unit.
+and spreads the total over the workers, never below the longest single work unit; each worker
+also pays once for the first construction of each variant (what later constructions reuse).
 """
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Costs:
     """Seconds measured for one game: per learner variant, and per evaluation."""
-    build: dict         # variant -> seconds to construct one learner
+    build: dict         # variant -> seconds to construct one learner (its structures already cached)
     update: dict        # variant -> seconds of one update
     evaluate: float     # seconds of one seat-averaged value (two terminal reaches)
+    first_build: dict | None = None   # variant -> seconds of the first construction in a process
 
 
 def measure_costs(game, variants, learner=None, updates: int = 2) -> Costs:
@@ -32,7 +34,11 @@ def measure_costs(game, variants, learner=None, updates: int = 2) -> Costs:
     learner = learner or efr_learner
     tree = load_game(game)
     build, update = {}, {}
+    first = {}
     for name in dict.fromkeys(variants):
+        start = time.perf_counter()
+        learner(tree, name)           # the first one also builds what later ones reuse
+        first[name] = time.perf_counter() - start
         start = time.perf_counter()
         one = learner(tree, name)
         build[name] = time.perf_counter() - start
@@ -46,7 +52,7 @@ def measure_costs(game, variants, learner=None, updates: int = 2) -> Costs:
     for _ in range(updates):
         reach = terminal_reach(tree, profile)
         _seat_values(tree, reach, reach)
-    return Costs(build, update, (time.perf_counter() - start) / updates)
+    return Costs(build, update, (time.perf_counter() - start) / updates, first)
 
 
 def predict_seconds(costs: Costs, rows, columns, regime: str, rounds: int, workers: int = 1) -> float:
@@ -66,7 +72,9 @@ def predict_seconds(costs: Costs, rows, columns, regime: str, rounds: int, worke
     Returns
     -------
     float
-        max(total / workers, longest unit): units are scheduled onto workers as they free up.
+        max(total / workers, longest unit) + the first constructions' extra: units are
+        scheduled onto workers as they free up, and each worker builds each variant's
+        structures once.
     """
     steps = max(int(rounds) - 1, 0)
     units = []
@@ -90,7 +98,10 @@ def predict_seconds(costs: Costs, rows, columns, regime: str, rounds: int, worke
         raise ValueError(f"regime must be 'fixed' or 'simultaneous', got {regime!r}")
     if not units:
         return 0.0
-    return float(max(sum(units) / max(int(workers), 1), max(units)))
+    # every worker process builds each variant's structures once, in its first unit
+    first = costs.first_build or costs.build
+    once = sum(max(first[v] - costs.build[v], 0.0) for v in {*rows, *columns})
+    return float(max(sum(units) / max(int(workers), 1), max(units)) + once)
 
 
 def format_seconds(seconds: float) -> str:
