@@ -5,7 +5,6 @@ The lite site is built into a scratch folder (scripts/build_lite.py, offline) an
 127.0.0.1 (JupyterLite needs HTTP, not file://). Outside requests are answered with an error, so
 the kernel cannot start here: this test checks what a reader sees before running a cell.
 """
-import os
 import socket
 import subprocess
 import sys
@@ -35,7 +34,7 @@ def lite_server(tmp_path_factory):
     pytest.importorskip("jupyterlite_core")
     site = tmp_path_factory.mktemp("litesite")
     build_lite.build(site)
-    port = int(os.environ.get("LAB_PORT") or _free_port())
+    port = _free_port()      # never LAB_PORT: the session's JupyterLab (conftest.lab_server) may hold it
     proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=site,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
