@@ -66,6 +66,23 @@ def without_solutions(toc: dict) -> dict:
     return prune(toc)
 
 
+def toc_files(toc: dict) -> list:
+    """Every page of a table of contents (its "file" entries, paths without the suffix), in order."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.append(str(node["file"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(toc)
+    return found
+
+
 def absolute_extension_paths(config: dict) -> dict:
     """Jupyter Book resolves local extension folders against the config file's folder: make them absolute."""
     sphinx = dict(config.get("sphinx") or {})
@@ -81,6 +98,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="_build/config", help="folder for the generated files")
     parser.add_argument("--repository", metavar="URL", help="override repository.url of _config.yml")
     parser.add_argument("--no-solutions", action="store_true", help="leave the solution pages out")
+    sys.path.insert(0, str(ROOT))
+    from labkit._cli import add_version
+    add_version(parser)
     args = parser.parse_args(argv)
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))

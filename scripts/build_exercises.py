@@ -21,6 +21,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from execute_notebooks import execute as execute_notebook  # noqa: E402
+from install_cell import for_the_book  # noqa: E402  (the first cell: installs labkit where missing)
 
 
 def build(numbers=None, execute_solutions=True):
@@ -31,9 +32,9 @@ def build(numbers=None, execute_solutions=True):
     for number in chosen:
         ex = EXERCISES[number]
         start = time.perf_counter()
-        nbformat.write(ex.notebook(), ROOT / "exercises" / ex.filename)
+        nbformat.write(for_the_book(ex.notebook()), ROOT / "exercises" / ex.filename)
         solution_path = ROOT / "solutions" / ex.filename
-        nbformat.write(ex.notebook(solution=True), solution_path)
+        nbformat.write(for_the_book(ex.notebook(solution=True)), solution_path)
         if execute_solutions:
             # the same execution as every other notebook of the book (scripts/execute_notebooks.py)
             _, _, error = execute_notebook(solution_path)
@@ -46,5 +47,13 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("numbers", nargs="*", help="exercise numbers such as 27.4 (default: all)")
     parser.add_argument("--no-execute", action="store_true", help="write the solutions without running them")
+    sys.path.insert(0, str(ROOT))
+    from labkit._cli import add_version
+    from labkit.grading.material import load
+    add_version(parser)
     args = parser.parse_args()
+    known = list(load(ROOT / "instructor").EXERCISES)
+    unknown = [n for n in args.numbers if n not in known]
+    if unknown:
+        parser.error(f"unknown exercise(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     build(args.numbers or None, not args.no_execute)

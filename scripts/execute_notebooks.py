@@ -152,10 +152,12 @@ def merge_streams(nb):
 
 
 def main(argv=None):
+    from labkit._cli import add_version, at_least
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="notebooks or folders (default: chapters/ and solutions/)")
     parser.add_argument("--jobs", "-j", type=int, default=1, help="notebooks executed at the same time")
-    parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
+    parser.add_argument("--timeout", type=at_least(1), default=600, help="seconds allowed per cell")
+    add_version(parser)
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")

@@ -189,6 +189,8 @@ def main(argv=None):
                         f"{', '.join(RESULTS)}")
     parser.add_argument("--out-dir", default=str(DATA))
     parser.add_argument("--list", action="store_true", help="list the results and stop")
+    from labkit._cli import add_version
+    add_version(parser)
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in RESULTS]
     if unknown:

@@ -307,6 +307,8 @@ def main(argv=None):
     parser.add_argument("--summary", action="store_true", help="print the table of final values and exit")
     parser.add_argument("--jobs", type=int, default=1,
                         help="processes for the seeds of the Deep CFR and NFSP results (same numbers as 1)")
+    from labkit._cli import add_version
+    add_version(parser)
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(RUNS))

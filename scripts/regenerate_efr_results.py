@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from labkit._cli import add_version, at_least
 from labkit.experiments.__main__ import main as experiments_main
 from labkit.experiments.games import PAPER_GAMES, paper_variants
 from labkit.experiments.results import TournamentResult
@@ -87,11 +88,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"runs to regenerate (default all): {', '.join(RUNS)}")
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
-    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--workers", type=at_least(1), default=None, help="worker processes (default: all cores)")
+    parser.add_argument("--rounds", type=at_least(1), default=ROUNDS)
     parser.add_argument("--out-dir", default=os.path.relpath(DATA))
     parser.add_argument("--list", action="store_true", help="print the commands and stop")
-    parser.add_argument("--estimate", type=int, default=None, metavar="ROUNDS",
+    parser.add_argument("--estimate", type=at_least(1), default=None, metavar="ROUNDS",
                         help="measure a slice of each run (every row against one column's self-play "
                              "for ROUNDS rounds, serial) and print the estimated wall time of the full "
                              "run with --workers (default 2); computes no table")
@@ -99,6 +100,7 @@ def main(argv=None):
                         help="only redraw the heatmaps (<name>.png) of the cached runs, computing nothing")
     parser.add_argument("--missing", action="store_true",
                         help="only the runs whose cached file is absent or has other rows or rounds")
+    add_version(parser)
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in RUNS]
     if unknown:

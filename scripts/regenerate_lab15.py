@@ -237,12 +237,14 @@ def regenerate(groups=GROUPS, out_dir=DATA, quick=False, jobs=1, log=print):
 
 
 def main(argv=None):
+    from labkit._cli import add_version, at_least
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("groups", nargs="*", metavar="GROUP", help=f"groups to run (default all): {', '.join(GROUPS)}")
     parser.add_argument("--quick", "--slice", action="store_true",
                         help=f"only the first iterations of every run ({QUICK})")
     parser.add_argument("--out-dir", default=str(DATA), help="where to write (default labkit/data/lab15)")
-    parser.add_argument("--jobs", type=int, default=1, help="runs at a time (processes)")
+    parser.add_argument("--jobs", type=at_least(1), default=1, help="runs at a time (processes)")
+    add_version(parser)
     args = parser.parse_args(argv)
     unknown = [g for g in args.groups if g not in GROUPS]
     if unknown:

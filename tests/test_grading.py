@@ -29,6 +29,9 @@ from _grading_support import EXERCISES, INSTRUCTOR, ROOT, MATERIAL as checks  # 
 from _grading_support import solution_source as _solution_source, with_answers as _with_answers  # noqa: E402
 from labkit_instructor.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "scripts"))
+from install_cell import for_the_book  # noqa: E402  (the first cell every notebook of the book has)
+
 
 def main(argv):
     return _main([*argv, "--instructor", str(INSTRUCTOR)])
@@ -336,10 +339,10 @@ def _cells(nb):
 def test_committed_notebooks_match_their_definition(number):
     ex = EXERCISES[number]
     exercise = nbformat.read(ROOT / "exercises" / ex.filename, as_version=4)
-    assert _cells(exercise) == _cells(ex.notebook())
+    assert _cells(exercise) == _cells(for_the_book(ex.notebook()))
     assert all(not c.get("outputs") for c in exercise.cells if c.cell_type == "code")
     solution = nbformat.read(ROOT / "solutions" / ex.filename, as_version=4)
-    assert _cells(solution) == _cells(ex.notebook(solution=True)), \
+    assert _cells(solution) == _cells(for_the_book(ex.notebook(solution=True))), \
         "solutions/ is stale: run python scripts/build_exercises.py"
     # executed, so that nbval has outputs to compare
     assert all(c.get("outputs") for c in solution.cells if c.cell_type == "code" and "check" in c.metadata.get("tags", []))

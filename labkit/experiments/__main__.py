@@ -4,6 +4,11 @@ Prints the table in the paper's units (Leduc in milli-big-blinds, goofspiel in w
 avg column and avg row, and optionally writes JSON (per-round values), CSV (means) and a heatmap.
 ``--workers N`` sets the number of processes (1 = serial); ``--scheduler ADDRESS`` sends the work
 to a running Dask cluster instead (``dask scheduler`` / ``dask worker ADDRESS`` on the machines).
+
+Before a run starts it prints (on stderr) how long it should take, predicted from a few timed
+updates of each variant (`labkit.experiments.estimate`); ``--estimate`` prints only that. Bad
+arguments (an unknown game or variant, a game too large to compile, rounds < 1) are usage errors
+(exit status 2) that name the argument.
 """
 from __future__ import annotations
 
@@ -11,14 +16,26 @@ import argparse
 import os
 import sys
 
+from labkit._cli import add_version, at_least as _at_least
 from labkit.experiments.games import PAPER_GAMES, paper_variants, resolve_game
 from labkit.experiments.results import UNITS
 from labkit.experiments.tournament import REGIMES, efr_tournament
 
 
+def _variant(text):
+    """An argparse type: an EFR deviation type's name ("tips", "CF_EX+IN", ...)."""
+    from labkit.efr.deviations import DEVIATION_NAMES, parse_deviation_type
+    try:
+        return parse_deviation_type(text).value
+    except (ValueError, TypeError):
+        raise argparse.ArgumentTypeError(f"unknown variant {text!r}; choose from "
+                                         + ", ".join(DEVIATION_NAMES)) from None
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m labkit.experiments",
                                      description="The EFR paper's experiments (Morrill et al., 2021).")
+    add_version(parser, "labkit.experiments")
     commands = parser.add_subparsers(dest="command", required=True)
     efr = commands.add_parser("efr", help="every EFR variant against every EFR variant",
                               description="Rows learn against columns for R rounds; prints the mean table.")
@@ -28,17 +45,17 @@ def build_parser():
                           "string, e.g. 'goofspiel(num_cards=5,players=2,points_order=ascending,"
                           "imp_info=True)', or openspiel:<game string>")
     efr.add_argument("--regime", choices=REGIMES, default="fixed")
-    efr.add_argument("--rounds", type=int, default=500)
-    efr.add_argument("--rows", nargs="+", default=None, metavar="NAME",
+    efr.add_argument("--rounds", type=_at_least(1), default=500, help="rounds per table entry (default 500)")
+    efr.add_argument("--rows", nargs="+", type=_variant, default=None, metavar="NAME",
                      help="row variants (default: the paper's rows for the game: the 11 of Figure E.5, "
                           "tiny Hanabi's 3)")
-    efr.add_argument("--columns", nargs="+", default=None, metavar="NAME",
+    efr.add_argument("--columns", nargs="+", type=_variant, default=None, metavar="NAME",
                      help="column variants (default: the rows)")
-    efr.add_argument("--workers", type=int, default=None,
+    efr.add_argument("--workers", type=_at_least(1), default=None,
                      help=f"worker processes (default os.cpu_count() = {os.cpu_count()}; 1 = serial)")
     efr.add_argument("--scheduler", default=None, metavar="ADDRESS",
                      help="run on a Dask cluster, e.g. tcp://10.0.0.1:8786 (needs dask[distributed])")
-    efr.add_argument("--rows-per-unit", type=int, default=None,
+    efr.add_argument("--rows-per-unit", type=_at_least(1), default=None,
                      help="fixed regime: rows per work unit (default all: one self-play per column)")
     efr.add_argument("--fixed-point", choices=["paper", "exact", "lstsq"], default="paper",
                      help="EFR's numerics: 'paper' (default) is the authors' computation bit for bit "
@@ -50,9 +67,53 @@ def build_parser():
     efr.add_argument("--heatmap", default=None, metavar="PATH.png", help="save a heatmap of the table")
     efr.add_argument("--units", choices=list(UNITS), default=None,
                      help="table units (default: mbb for Leduc, win%% for goofspiel, else raw)")
-    efr.add_argument("--digits", type=int, default=None)
-    efr.add_argument("--quiet", action="store_true", help="no progress bar")
+    efr.add_argument("--digits", type=_at_least(0), default=None, help="decimals in the table")
+    efr.add_argument("--quiet", action="store_true", help="no progress bar and no time estimate")
+    efr.add_argument("--estimate", action="store_true",
+                     help="print the predicted run time and exit without running")
     return parser
+
+
+def check_efr_arguments(parser, args):
+    """Load the game and the numerics before anything runs; a problem is a usage error naming
+    the argument. Returns the game spec to run."""
+    from labkit.experiments.tournament import load_game
+    spec = resolve_game(args.game)
+    try:
+        load_game(spec)            # refused before compiling when its tree is too large
+    except (ValueError, TypeError, ImportError) as err:
+        parser.error(f"argument --game: {err}")
+    for name in ("rows", "columns"):
+        chosen = getattr(args, name) or []
+        repeated = sorted({v for v in chosen if chosen.count(v) > 1})
+        if repeated:
+            parser.error(f"argument --{name}: {', '.join(repeated)} given more than once")
+    if args.fixed_point == "paper":
+        from labkit.efr.eigen import EigenUnavailable, require
+        try:
+            require()              # compiled once, before any timing or worker
+        except EigenUnavailable as err:
+            parser.error(f"argument --fixed-point: {err} (or use --fixed-point exact)")
+    return spec
+
+
+def estimate(args, spec):
+    """Predicted seconds of the run described by `args` (a few timed updates per variant)."""
+    import functools
+    from labkit.experiments.estimate import measure_costs, predict_seconds
+    from labkit.experiments.tournament import efr_learner
+    rows = list(args.rows) if args.rows else list(paper_variants(spec))
+    columns = list(args.columns) if args.columns else rows
+    learner = functools.partial(efr_learner, fixed_point=args.fixed_point)
+    costs = measure_costs(spec, rows + columns, learner)
+    workers = args.workers or os.cpu_count() or 1
+    if args.regime == "fixed" and args.rows_per_unit:
+        # chunks recompute the column's self-play once per chunk
+        chunks = -(-len(rows) // args.rows_per_unit)
+        extra = (chunks - 1) * sum(costs.update[c] for c in columns) * max(args.rounds - 1, 0)
+    else:
+        extra = 0.0
+    return predict_seconds(costs, rows, columns, args.regime, args.rounds, workers) + extra / workers, workers
 
 
 def run_efr(args):
@@ -90,9 +151,19 @@ def _quote(arg):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     args.argv = argv
     if args.command == "efr":
+        spec = check_efr_arguments(parser, args)
+        if args.estimate or not args.quiet:
+            from labkit.experiments.estimate import format_seconds
+            seconds, workers = estimate(args, spec)
+            print(f"estimated time: {format_seconds(seconds)} on {workers} worker"
+                  f"{'s' if workers > 1 else ''} ({args.regime} regime, {args.rounds} rounds)",
+                  file=sys.stderr, flush=True)
+            if args.estimate:
+                return 0
         result = run_efr(args)
         print(result.table(units=args.units, digits=args.digits))
         print(f"({result.metadata['seconds']} s)")

@@ -6,7 +6,8 @@
     (58, 12)
 
 `load` accepts OpenSpiel's game-string syntax for labkit's native games, the names of the
-matrix games below, a `MatrixGame`, or any object written as in `labkit.games.base`.
+matrix games below, ``"openspiel:<game string>"`` for an OpenSpiel game, a `MatrixGame`, or any
+object written as in `labkit.games.base`. `names` lists the names it knows.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from labkit.tree import CHANCE, TERMINAL, GameTree
 __all__ = ["load", "from_openspiel", "parse_spec", "GameTree", "GameError", "MatrixGame", "KuhnPoker",
            "LeducPoker", "Goofspiel", "tree_differences", "rock_paper_scissors", "biased_rock_paper_scissors", "climbing_game",
            "prisoners_dilemma", "preference_game", "compile_game", "CHANCE", "TERMINAL", "NATIVE_GAMES",
-           "DEFAULT_MAX_HISTORIES", "estimate_histories"]
+           "DEFAULT_MAX_HISTORIES", "estimate_histories", "names", "OPENSPIEL_GAMES"]
 
 MATRIX_GAMES = {
     "rock_paper_scissors": rock_paper_scissors,
@@ -38,6 +39,47 @@ MATRIX_GAMES = {
 
 
 NATIVE_GAMES = {"kuhn_poker": KuhnPoker, "leduc_poker": LeducPoker, "goofspiel": Goofspiel}
+
+# OpenSpiel games that labkit compiles and has checked position by position against OpenSpiel
+# (tests/test_openspiel_crosscheck.py, tests/test_efr_games.py); any other OpenSpiel game may
+# work too through `from_openspiel`, within the size limit.
+OPENSPIEL_GAMES = ("blotto", "dark_hex", "liars_dice", "sheriff", "tiny_bridge_2p", "tiny_hanabi")
+_KINDS = ("native", "matrix", "openspiel")
+
+
+def names(kind: str | None = None) -> list:
+    """The game names `load` knows, sorted: like OpenSpiel's ``pyspiel.registered_names()``.
+
+    Parameters
+    ----------
+    kind : {None, "native", "matrix", "openspiel"}
+        None (default) lists all three groups: "native", the extensive-form games labkit defines
+        itself (Kuhn, Leduc, goofspiel); "matrix", the one-shot games; "openspiel", the OpenSpiel
+        games labkit has checked against OpenSpiel, spelled as `load` takes them
+        (``"openspiel:sheriff"``; they need ``pip install open_spiel``).
+
+    Returns
+    -------
+    list of str
+        Names, each usable as the name of a game string. Parameters follow in parentheses,
+        as in OpenSpiel (``"kuhn_poker(players=3)"``); goofspiel needs ``num_cards`` of at most
+        5 (OpenSpiel's default of 13 cards is far beyond what a whole tree can hold), and a
+        game above ``max_histories`` is refused before it is compiled.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> lk.games.names("native")
+    ['goofspiel', 'kuhn_poker', 'leduc_poker']
+    >>> "openspiel:sheriff" in lk.games.names()
+    True
+    """
+    if kind is not None and kind not in _KINDS:
+        raise ValueError(f"kind must be None or one of {', '.join(map(repr, _KINDS))}, got {kind!r}")
+    groups = {"native": list(NATIVE_GAMES), "matrix": list(MATRIX_GAMES),
+              "openspiel": [f"openspiel:{name}" for name in OPENSPIEL_GAMES]}
+    chosen = _KINDS if kind is None else (kind,)
+    return sorted(name for group in chosen for name in groups[group])
 
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$")
 
@@ -76,6 +118,8 @@ def _parse_value(text):
 
 @functools.lru_cache(maxsize=32)
 def _load_spec(spec: str, max_histories: int) -> GameTree:
+    if spec.strip().startswith("openspiel:"):
+        return from_openspiel(spec.strip()[len("openspiel:"):], max_histories)
     name, params = parse_spec(spec)
     if name in NATIVE_GAMES:
         try:
@@ -87,7 +131,7 @@ def _load_spec(spec: str, max_histories: int) -> GameTree:
         return compile_game(MATRIX_GAMES[name](**params).as_extensive(), max_histories)
     known = sorted(NATIVE_GAMES) + sorted(MATRIX_GAMES)
     raise ValueError(f"unknown game {name!r}; labkit's own games are {', '.join(known)} "
-                     "(use labkit.games.from_openspiel for any OpenSpiel game)")
+                     "(and 'openspiel:<game string>' loads any OpenSpiel game; see labkit.games.names())")
 
 
 def load(spec, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
@@ -98,8 +142,10 @@ def load(spec, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
     spec : str, MatrixGame, GameTree or game definition
         "kuhn_poker", "kuhn_poker(players=3)", "leduc_poker", "leduc_poker(players=3)",
         "goofspiel(num_cards=4,players=2,points_order=descending,imp_info=True)", a matrix
-        game name ("biased_rock_paper_scissors", "climbing_game", ...), a `MatrixGame`, or a
-        definition object (see `labkit.games.base`). Strings are compiled once and cached.
+        game name ("biased_rock_paper_scissors", "climbing_game", ...), an OpenSpiel game as
+        "openspiel:<game string>" (e.g. "openspiel:sheriff", see `from_openspiel`), a
+        `MatrixGame`, or a definition object (see `labkit.games.base`). `names()` lists the
+        names. Strings are compiled once and cached.
     max_histories : int
         The largest tree to compile (default DEFAULT_MAX_HISTORIES, 20 million: sized for a
         24 GB machine). The size is counted from the game's parameters (or estimated) before

@@ -66,6 +66,17 @@ def _usage_error(args):
         return f"--memory must be at least {MIN_MEMORY // MIB} (MiB; the kernel and its driver need about 300)"
     if args.processes < MIN_PROCESSES:
         return f"--processes must be at least {MIN_PROCESSES} (the kernel alone runs a dozen threads)"
+    for option in ("csv", "jsonl"):
+        path = getattr(args, option)
+        if path is None:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            return f"--{option} {path} is a folder; give a file name"
+        if not os.path.isdir(folder):
+            return f"--{option}: the folder {folder} does not exist"
+    if args.feedback is not None and os.path.exists(args.feedback) and not os.path.isdir(args.feedback):
+        return f"--feedback {args.feedback} is a file; give a folder (it is created if missing)"
     return None
 
 

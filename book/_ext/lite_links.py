@@ -1,0 +1,42 @@
+"""Sphinx extension of the book: a link from every chapter and exercise page to its live copy.
+
+The JupyterLite site (scripts/build_lite.py, built by `make book` after Jupyter Book) serves the
+notebooks of chapters/ and exercises/ at ``<site>/lite/``; under each such page's title this
+extension puts a line that opens the same notebook there, running in the reader's browser.
+``labkit_lite`` in the Sphinx config names the lite site's folder relative to the site's root
+(default "lite"); "" turns the links off.
+"""
+from docutils import nodes
+
+LITE_FOLDERS = ("chapters/", "exercises/")
+CLASS = "labkit-lite-link"
+
+
+def lite_href(docname: str, lite: str = "lite") -> str:
+    """The relative URL, from `docname`'s page, of its notebook in the lite site."""
+    up = "../" * docname.count("/")
+    return f"{up}{lite}/notebooks/index.html?path={docname}.ipynb"
+
+
+def _html(href: str) -> str:
+    return (f'<p class="{CLASS}"><a href="{href}" target="_blank" rel="noopener">'
+            "Run this page in your browser</a> (JupyterLite: Python in the browser, nothing to install; "
+            "the first start takes a minute)</p>")
+
+
+def add_lite_link(app, doctree, docname):
+    lite = app.config.labkit_lite
+    if not lite or not docname.startswith(LITE_FOLDERS):
+        return
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is None:
+        return
+    link = nodes.raw("", _html(lite_href(docname, lite)), format="html")
+    titles = [k for k, child in enumerate(section.children) if isinstance(child, nodes.title)]
+    section.insert(titles[0] + 1 if titles else 0, link)
+
+
+def setup(app):
+    app.add_config_value("labkit_lite", "lite", "html")
+    app.connect("doctree-resolved", add_lite_link)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

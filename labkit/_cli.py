@@ -1,0 +1,50 @@
+"""Small argparse helpers shared by labkit's command lines and the repository's scripts.
+
+A bad value becomes argparse's own usage error (exit status 2, the argument named, no traceback):
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="demo")
+    >>> _ = parser.add_argument("--rounds", type=at_least(1))
+    >>> parser.parse_args(["--rounds", "3"]).rounds
+    3
+"""
+from __future__ import annotations
+
+import argparse
+
+
+def at_least(lowest: int):
+    """An argparse ``type``: an integer no smaller than `lowest`."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < lowest:
+            raise argparse.ArgumentTypeError(f"must be at least {lowest}, got {value}")
+        return value
+    parse.__name__ = f"integer >= {lowest}"
+    return parse
+
+
+def positive_float(text):
+    """An argparse ``type``: a number greater than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def version_text(prog: str) -> str:
+    """"PROG (labkit X.Y.Z)", the installed labkit's version."""
+    import labkit
+    return f"{prog} (labkit {labkit.__version__})"
+
+
+def add_version(parser: argparse.ArgumentParser, prog: str | None = None) -> argparse.ArgumentParser:
+    """Give `parser` a ``--version`` option that prints labkit's version."""
+    parser.add_argument("--version", action="version", version=version_text(prog or parser.prog))
+    return parser

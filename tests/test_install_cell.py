@@ -1,0 +1,138 @@
+"""The first cell of every notebook installs labkit where it is missing (scripts/install_cell.py).
+
+The cell is run here as IPython would run it (its ``%pip`` lines transformed by IPython itself),
+with a stand-in shell that records the magic instead of calling pip: in a kernel that has labkit it
+does nothing; without labkit it installs the distribution from the repository setting (a valid
+PEP 508 direct reference, checked with `packaging`), or in Pyodide from the lite site's wheel;
+with no repository set it stops with a message that says how to install labkit.
+"""
+import importlib.util
+import sys
+
+import nbformat
+import pytest
+from IPython.core.inputtransformer2 import TransformerManager
+from packaging.requirements import Requirement
+
+from _grading_support import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import install_cell  # noqa: E402
+
+URL = "https://github.com/example-org/marl-book"
+
+
+class RecordingShell:
+    def __init__(self):
+        self.magics = []
+
+    def run_line_magic(self, name, line):
+        self.magics.append((name, line))
+
+
+def _run(source, monkeypatch, *, labkit_present, platform="linux"):
+    """Execute the cell's code; returns the magics it called."""
+    shell = RecordingShell()
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: (real_find_spec(name, *a) if labkit_present or name != "labkit"
+                                          else None))
+    monkeypatch.setattr(sys, "platform", platform)
+    code = TransformerManager().transform_cell(source)
+    exec(compile(code, "install-cell", "exec"), {"get_ipython": lambda: shell})
+    return shell.magics
+
+
+def test_the_cell_does_nothing_where_labkit_is_installed(monkeypatch, capsys):
+    for url in (URL, ""):
+        assert _run(install_cell.cell_source(url, "main"), monkeypatch, labkit_present=True) == []
+    assert capsys.readouterr() == ("", "")
+
+
+def test_without_labkit_the_cell_installs_from_the_repository(monkeypatch):
+    magics = _run(install_cell.cell_source(URL, "main"), monkeypatch, labkit_present=False)
+    assert len(magics) == 1 and magics[0][0] == "pip"
+    words = magics[0][1].split(maxsplit=2)
+    assert words[:2] == ["install", "-q"]
+    requirement = Requirement(words[2].strip('"'))
+    assert requirement.name == "labkit-marl"
+    assert requirement.url == f"git+{URL}@main"
+
+
+def test_in_pyodide_the_cell_installs_the_served_wheel(monkeypatch):
+    for url in (URL, ""):
+        magics = _run(install_cell.cell_source(url), monkeypatch, labkit_present=False, platform="emscripten")
+        assert magics == [("pip", "install -q labkit-marl")]
+
+
+def test_without_a_repository_the_cell_says_how_to_install(monkeypatch):
+    with pytest.raises(ModuleNotFoundError, match=r"pip install \./.*pip install labkit_marl-\*\.whl"):
+        _run(install_cell.cell_source(""), monkeypatch, labkit_present=False)
+
+
+def test_a_url_that_would_break_the_command_is_refused():
+    for bad in ("http://example.org/a/b", 'https://github.com/a/b" ; rm -rf ~', "github.com/a/b"):
+        with pytest.raises(ValueError, match="repository URL"):
+            install_cell.cell_source(bad)
+
+
+def test_every_notebook_has_exactly_one_install_cell_first():
+    url, branch = install_cell.repository_setting()
+    paths = install_cell.book_notebooks()
+    assert len(paths) >= 30
+    problems = {str(p.relative_to(ROOT)): install_cell.problem(nbformat.read(p, as_version=4), url, branch)
+                for p in paths}
+    assert {p: why for p, why in problems.items() if why} == {}, "run python scripts/install_cell.py --write"
+
+
+def test_every_code_line_of_the_cell_fits_88_columns():
+    for url in (URL, ""):  # all but the line with the URL, as long as the URL is
+        lines = [line for line in install_cell.cell_source(url, "main").splitlines()
+                 if not url or url not in line]
+        assert max(map(len, lines)) <= 88
+
+
+def test_write_inserts_one_cell_and_leaves_the_rest_byte_for_byte(tmp_path):
+    source = ROOT / "chapters" / "01_many_learners.ipynb"
+    nb = nbformat.read(source, as_version=4)
+    nb.cells = [c for c in nb.cells if not install_cell.is_install_cell(c)]
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(nb, path)
+    before = nbformat.read(path, as_version=4)
+    assert install_cell.write([path], URL, "main") == [path]
+    after = nbformat.read(path, as_version=4)
+    assert after.cells[1:] == before.cells and after.metadata == before.metadata
+    assert install_cell.problem(after, URL, "main") is None
+    assert install_cell.problem(after, "", "") is not None          # the setting changed: stale
+    text = path.read_text(encoding="utf-8")
+    assert install_cell.write([path], URL, "main") == []             # idempotent
+    assert path.read_text(encoding="utf-8") == text
+    install_cell.write([path], "", "")                               # refreshed, still one cell
+    assert sum(map(install_cell.is_install_cell, nbformat.read(path, as_version=4).cells)) == 1
+
+
+def test_check_exits_1_and_names_the_notebook(tmp_path, capsys):
+    path = tmp_path / "bare.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), path)
+    assert install_cell.main(["--check", str(path)]) == 1
+    assert "bare.ipynb: 0 install cells" in capsys.readouterr().out
+    assert install_cell.main(["--write", str(path)]) == 0
+    assert install_cell.main(["--check", str(path)]) == 0
+
+
+def test_the_site_downloads_follow_a_one_build_override(tmp_path):
+    sources = tmp_path / "_sources" / "chapters"
+    sources.mkdir(parents=True)
+    nb = install_cell.with_install_cell(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]))
+    nbformat.write(nb, sources / "one.ipynb")
+    assert install_cell.main(["--site", str(tmp_path), "--repository", URL]) == 0
+    assert f"git+{URL}" in nbformat.read(sources / "one.ipynb", as_version=4).cells[0].source
+
+
+def test_bad_arguments_are_argparse_errors(tmp_path, capsys):
+    for argv in (["--check", "--repository", "ftp://x/y/z"], ["--site", str(tmp_path)],
+                 ["--check", str(tmp_path / "missing.ipynb")]):
+        with pytest.raises(SystemExit) as exit_info:
+            install_cell.main(argv)
+        assert exit_info.value.code == 2
+    assert "error:" in capsys.readouterr().err
