@@ -132,7 +132,9 @@ class EFR(Solver):
     # ------------------------------------------------------------------ learning
     def step(self):
         """One round of simultaneous self-play: every player updates against the current profile."""
-        return self.update(self._probs.copy())
+        # the learner's own profile needs no validation (and with the authors' numerics it may
+        # leave the simplex by the solver's rounding, see `update`)
+        return self._update_unchecked(self._probs.copy())
 
     def update(self, opponents, players=None):
         """One round for `players` (default: all): player p's regrets are those of the profile in
@@ -147,9 +149,23 @@ class EFR(Solver):
         Returns
         -------
         self
+
+        Notes
+        -----
+        With fixed_point="paper" (and "lstsq") a strategy is the authors' clipped least-squares
+        solution, which their code plays without renormalizing: where the system is nearly
+        singular (weights of 1e-16 beside weights of 1e-2), a row can sum to 1 +- 1e-3 (e.g.
+        TIPS against ACT_IN's self-play in goofspiel(5, descending), round 23, sum 1.00215).
+        `update` still validates `opponents`; the experiment runner feeds such profiles back
+        through the internal `_update_unchecked`, which is what the authors' runs do.
         """
+        opponents = np.array(policy_array(self.game, opponents, "opponents"), dtype=float)
+        return self._update_unchecked(opponents, players)
+
+    def _update_unchecked(self, opponents, players=None):
+        """`update` for a (num_infosets, num_actions) float array taken as it is (no validation):
+        for the learner's own profiles and the experiment runner's replays (`update`, Notes)."""
         g, st = self.game, self.structure
-        opponents = np.array(policy_array(g, opponents, "opponents"), dtype=float)
         players = self._check_players(players)
         before = self._probs.copy()
         self._average_numerator += infoset_own_reach(g, before)[:, None] * before
