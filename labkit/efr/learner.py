@@ -192,7 +192,7 @@ class EFR(Solver):
 
         # 2. immediate regrets of every transformation slot, per infoset
         if paper:
-            rho = paper_numerics.immediate_regrets(g, st, q, own_value, before)
+            rho = paper_numerics.immediate_regrets_compiled(g, st, q, own_value, before)
         else:
             rho = self._immediate_regrets(q, before)
             if exact_ties:
@@ -201,25 +201,33 @@ class EFR(Solver):
             rows = self._player_rows[p]
             # 3. regrets weighted by the time-selection weight under the strategy that was played
             # (the weights step 4 computed last time: they used exactly that strategy)
-            weight = self._weights.get(p)
-            if weight is None:
-                weight = self._row_weights(rows)
-            self.regrets[rows] += weight[:, None] * rho[st.row_infoset[rows]] * st.row_active[rows]
+            played_weight = self._weights.get(p)
+            if played_weight is None:
+                played_weight = self._row_weights(rows)
+            if not paper:         # (the paper mode does step 3 block by block, fused with step 4)
+                self.regrets[rows] += played_weight[:, None] * rho[st.row_infoset[rows]] * st.row_active[rows]
             if exact_ties:
-                self.regret_scale[rows] += weight * bound[st.row_infoset[rows]]
+                self.regret_scale[rows] += played_weight * bound[st.row_infoset[rows]]
             # 4. new strategies, top-down: a block's weights read the already updated predecessors
             new_weight = np.empty(rows.stop - rows.start)
             for block, infosets, starts in st.blocks[p]:
                 weight = self._row_weights(block)
-                new_weight[block.start - rows.start:block.stop - rows.start] = weight
-                if not exact_ties:
-                    positive = np.maximum(self.regrets[block], 0.0)
-                else:                                         # exact ties count as 0
-                    regrets = self.regrets[block]
-                    positive = np.where(regrets > TIE_TOLERANCE * self.regret_scale[block, None], regrets, 0.0)
-                terms = weight[:, None] * positive
-                y = (paper_numerics.sequential_segment_sums(terms, starts) if paper
-                     else np.add.reduceat(terms, starts, axis=0))
+                within = slice(block.start - rows.start, block.stop - rows.start)
+                new_weight[within] = weight
+                if paper:
+                    # step 3 on the block's rows, then sequential_segment_sums(weight * max(R, 0)):
+                    # compiled, one pass over the block's regrets, numpy's operations in order
+                    y = paper_numerics.block_update(self.regrets[block], played_weight[within], rho,
+                                                    st.row_infoset[block], st.row_active[block], weight,
+                                                    starts)
+                else:
+                    if not exact_ties:
+                        positive = np.maximum(self.regrets[block], 0.0)
+                    else:                                         # exact ties count as 0
+                        regrets = self.regrets[block]
+                        positive = np.where(regrets > TIE_TOLERANCE * self.regret_scale[block, None],
+                                            regrets, 0.0)
+                    y = np.add.reduceat(weight[:, None] * positive, starts, axis=0)
                 sigma = transformation_fixed_point(y, g.legal_mask[infosets], self._external_offset,
                                                    self._internal_offset, self.fixed_point)
                 update = reached[infosets]

@@ -161,3 +161,98 @@ def sequential_segment_sums(terms, starts):
     segment = np.repeat(np.arange(len(starts)), counts)
     padded[segment, np.arange(len(terms)) - np.repeat(starts, counts)] = terms
     return np.add.accumulate(padded, axis=1)[:, -1]
+
+
+# ---------------------------------------------------------------------- compiled loops
+# The same computations as `immediate_regrets`, step 3 of `labkit.efr.EFR.update` and
+# `positive_segment_sums`, each entry of the regret table touched once (``paper_kernels.cpp``,
+# built with the Eigen solver by `labkit.efr.eigen`). Bit for bit the numpy versions'
+# results: tests/test_efr_paper_kernels.py compares them on every deviation type, and
+# benchmarks/bench_efr_paper_kernels.py measures the two side by side.
+
+def _pointer(array):
+    return array.ctypes.data
+
+
+def immediate_regrets_compiled(game, structure, q, v, probs):
+    """`immediate_regrets`, compiled (same arguments, same bits)."""
+    from labkit.efr.eigen import kernels
+    g, st = game, structure
+    I, A = g.legal_mask.shape
+    q, v, probs = (np.ascontiguousarray(x, dtype=float) for x in (q, v, probs))
+    legal = _legal_bytes(g)
+    rho = np.empty((I, st.num_slots))
+    kernels().immediate_regrets(I, A, _pointer(q), _pointer(v), _pointer(probs), _pointer(legal),
+                                st.num_slots, 0 if st.has_external else -1,
+                                st.internal_offset if st.has_internal else -1, _pointer(rho))
+    return rho
+
+
+def accumulate_regrets(regrets, weight, rho, row_infoset, row_active):
+    """In place: ``regrets += weight[:, None] * rho[row_infoset] * row_active`` (numpy's order),
+    for C-contiguous (R, S) `regrets`, (R,) `weight`, (I, S) `rho`, (R, S) bool `row_active`."""
+    from labkit.efr.eigen import kernels
+    rows, slots = regrets.shape
+    _require_layout(regrets, row_active, row_infoset)
+    weight, rho = np.ascontiguousarray(weight, dtype=float), np.ascontiguousarray(rho, dtype=float)
+    kernels().accumulate_regrets(rows, slots, _pointer(regrets), _pointer(weight), _pointer(rho),
+                                 _pointer(row_infoset), _pointer(row_active))
+
+
+def positive_segment_sums(regrets, weight, starts):
+    """``sequential_segment_sums(weight[:, None] * np.maximum(regrets, 0.0), starts)``, compiled:
+    the time-selection-weighted positive regrets of each segment of rows, summed top to bottom."""
+    from labkit.efr.eigen import kernels
+    rows, slots = regrets.shape
+    _require_layout(regrets)
+    weight = np.ascontiguousarray(weight, dtype=float)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    y = np.empty((len(starts), slots))
+    kernels().segment_positive_sums(rows, slots, _pointer(regrets), _pointer(weight), len(starts),
+                                    _pointer(starts), _pointer(y))
+    return y
+
+
+def block_update(regrets, played_weight, rho, row_infoset, row_active, new_weight, starts):
+    """`accumulate_regrets` then `positive_segment_sums` on one block of rows, in one pass:
+    returns y (segments, S) and updates `regrets` in place (the same bits as the two calls)."""
+    from labkit.efr.eigen import kernels
+    rows, slots = regrets.shape
+    _require_layout(regrets, row_active, row_infoset)
+    played_weight, new_weight, rho = (np.ascontiguousarray(x, dtype=float)
+                                      for x in (played_weight, new_weight, rho))
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    y = np.empty((len(starts), slots))
+    kernels().block_update(rows, slots, _pointer(regrets), _pointer(played_weight), _pointer(rho),
+                           _pointer(row_infoset), _pointer(row_active), _pointer(new_weight),
+                           len(starts), _pointer(starts), _pointer(y))
+    return y
+
+
+def _require_layout(regrets, row_active=None, row_infoset=None):
+    """The kernels index raw memory: refuse any array they would misread."""
+    if regrets.dtype != np.float64 or not regrets.flags.c_contiguous or regrets.ndim != 2:
+        raise ValueError("regrets must be a C-contiguous 2-d float64 array")
+    if row_active is not None and (row_active.dtype != np.bool_ or not row_active.flags.c_contiguous
+                                   or row_active.shape != regrets.shape):
+        raise ValueError("row_active must be a C-contiguous bool array of the regrets' shape")
+    if row_infoset is not None and (row_infoset.dtype != np.int64 or not row_infoset.flags.c_contiguous
+                                    or row_infoset.shape != regrets.shape[:1]):
+        raise ValueError("row_infoset must be a C-contiguous int64 array, one entry per row")
+
+
+def _legal_bytes(game):
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "legal_bytes" not in cache:
+        cache["legal_bytes"] = np.ascontiguousarray(game.legal_mask, dtype=np.uint8)
+    return cache["legal_bytes"]
+
+
+def accumulate_regrets_numpy(regrets, weight, rho, row_infoset, row_active):
+    """`accumulate_regrets` in numpy (the reference the compiled loop must equal bit for bit)."""
+    regrets += weight[:, None] * rho[row_infoset] * row_active
+
+
+def positive_segment_sums_numpy(regrets, weight, starts):
+    """`positive_segment_sums` in numpy (the reference)."""
+    return sequential_segment_sums(weight[:, None] * np.maximum(regrets, 0.0), starts)

@@ -1,0 +1,146 @@
+// The memory-bound loops of EFR's round under fixed_point="paper", in the same floating-point
+// order as the numpy code of labkit/efr/paper_numerics.py and labkit/efr/learner.py, so that
+// every bit is the same (compiled with the solver in eigen_fixed_point.cpp, by
+// labkit/efr/eigen.py: -O2, no -march, -ffp-contract=off; without -ffast-math the compiler
+// keeps every sum in the written order).
+//
+// numpy forms each step over the whole (rows x slots) regret table with temporaries of the
+// table's size (447 MB for BHV in Sheriff); here each entry is read and written once.
+//
+// Arrays are C-contiguous doubles unless said otherwise; `bool` arrays are one byte per entry.
+
+// numpy's maximum(x, 0.0): x if x > 0 (or x is NaN), else 0.0 (so -0.0 gives +0.0)
+static inline double positive_part(double x) { return (x > 0.0 || x != x) ? x : 0.0; }
+
+// Step 3, rows r of a player:
+//   regrets[r, s] += (weight[r] * rho[row_infoset[r], s]) * active[r, s]
+// as numpy's `regrets[rows] += weight[:, None] * rho[row_infoset[rows]] * row_active[rows]`.
+extern "C" void labkit_efr_accumulate_regrets(long rows, long slots, double* regrets,
+                                              const double* weight, const double* rho,
+                                              const long* row_infoset,
+                                              const unsigned char* active) {
+  for (long r = 0; r < rows; ++r) {
+    const double w = weight[r];
+    const double* rho_row = rho + row_infoset[r] * slots;
+    double* regret_row = regrets + r * slots;
+    const unsigned char* active_row = active + r * slots;
+    for (long s = 0; s < slots; ++s) {
+      regret_row[s] += (w * rho_row[s]) * static_cast<double>(active_row[s]);
+    }
+  }
+}
+
+// Step 4, one block: y[k, s] = sum over the rows r of segment k (rows starts[k] ..
+// starts[k+1] - 1, top to bottom) of weight[r] * max(regrets[r, s], 0), as
+// paper_numerics.sequential_segment_sums does it: segments padded with zeros to the longest
+// one (at least 1) and summed left to right starting from the first term, so a shorter
+// segment ends with "+ 0.0" (which turns a -0.0 into +0.0, as numpy's padding does).
+extern "C" void labkit_efr_segment_positive_sums(long rows, long slots, const double* regrets,
+                                                 const double* weight, long segments,
+                                                 const long* starts, double* y) {
+  long width = 1;
+  for (long k = 0; k < segments; ++k) {
+    const long stop = k + 1 < segments ? starts[k + 1] : rows;
+    if (stop - starts[k] > width) width = stop - starts[k];
+  }
+  for (long k = 0; k < segments; ++k) {
+    const long start = starts[k];
+    const long stop = k + 1 < segments ? starts[k + 1] : rows;
+    double* out = y + k * slots;
+    if (stop == start) {
+      for (long s = 0; s < slots; ++s) out[s] = 0.0;
+      continue;
+    }
+    const double w0 = weight[start];
+    const double* first = regrets + start * slots;
+    for (long s = 0; s < slots; ++s) out[s] = w0 * positive_part(first[s]);
+    for (long r = start + 1; r < stop; ++r) {
+      const double w = weight[r];
+      const double* row = regrets + r * slots;
+      for (long s = 0; s < slots; ++s) out[s] = out[s] + w * positive_part(row[s]);
+    }
+    if (stop - start < width) {
+      for (long s = 0; s < slots; ++s) out[s] = out[s] + 0.0;
+    }
+  }
+}
+
+// Step 2 (paper_numerics.immediate_regrets), for I infosets over A actions:
+//   external[i, b]    = (-v[i] + sum_a q[i, b] pi[i, a]) * legal[i, b]
+//   internal[i, s, t] = (-v[i] + sum_a q[i, a == s ? t : a] pi[i, a]) * (legal[i, s] & legal[i, t]),
+//                       0 for s == t,
+// the sums taken over a = 0 .. A-1 in order. rho is (I, S); external slots start at
+// external_offset, internal ones at internal_offset (either may be -1: absent).
+extern "C" void labkit_efr_immediate_regrets(long infosets, long actions, const double* q,
+                                             const double* v, const double* probs,
+                                             const unsigned char* legal, long slots,
+                                             long external_offset, long internal_offset,
+                                             double* rho) {
+  for (long i = 0; i < infosets; ++i) {
+    const double* qi = q + i * actions;
+    const double* pi = probs + i * actions;
+    const unsigned char* li = legal + i * actions;
+    double* out = rho + i * slots;
+    if (external_offset >= 0) {
+      for (long b = 0; b < actions; ++b) {
+        double total = -v[i];
+        for (long a = 0; a < actions; ++a) total = total + qi[b] * pi[a];
+        out[external_offset + b] = total * static_cast<double>(li[b]);
+      }
+    }
+    if (internal_offset >= 0) {
+      for (long s = 0; s < actions; ++s) {
+        for (long t = 0; t < actions; ++t) {
+          double value = 0.0;
+          if (s != t) {
+            double total = -v[i];
+            for (long a = 0; a < actions; ++a) total = total + qi[a == s ? t : a] * pi[a];
+            value = total;
+          }
+          out[internal_offset + s * actions + t] = value * static_cast<double>(li[s] & li[t]);
+        }
+      }
+    }
+  }
+}
+
+// Steps 3 and 4 fused for one block of rows (they touch the same rows, and step 4 of a block
+// reads only that block's regrets, final once step 3 has added this round's): every regret is
+// read and written once. Same operations, in the same order, as calling
+// labkit_efr_accumulate_regrets and then labkit_efr_segment_positive_sums on the block.
+extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
+                                        const double* played_weight, const double* rho,
+                                        const long* row_infoset, const unsigned char* active,
+                                        const double* new_weight, long segments,
+                                        const long* starts, double* y) {
+  long width = 1;
+  for (long k = 0; k < segments; ++k) {
+    const long stop = k + 1 < segments ? starts[k + 1] : rows;
+    if (stop - starts[k] > width) width = stop - starts[k];
+  }
+  for (long k = 0; k < segments; ++k) {
+    const long start = starts[k];
+    const long stop = k + 1 < segments ? starts[k + 1] : rows;
+    double* out = y + k * slots;
+    if (stop == start) {
+      for (long s = 0; s < slots; ++s) out[s] = 0.0;
+      continue;
+    }
+    for (long r = start; r < stop; ++r) {
+      const double w = played_weight[r];
+      const double next = new_weight[r];
+      const double* rho_row = rho + row_infoset[r] * slots;
+      double* regret_row = regrets + r * slots;
+      const unsigned char* active_row = active + r * slots;
+      for (long s = 0; s < slots; ++s) {
+        const double regret = regret_row[s] + (w * rho_row[s]) * static_cast<double>(active_row[s]);
+        regret_row[s] = regret;
+        const double term = next * positive_part(regret);
+        out[s] = r == start ? term : out[s] + term;
+      }
+    }
+    if (stop - start < width) {
+      for (long s = 0; s < slots; ++s) out[s] = out[s] + 0.0;
+    }
+  }
+}
