@@ -256,3 +256,9 @@ def accumulate_regrets_numpy(regrets, weight, rho, row_infoset, row_active):
 def positive_segment_sums_numpy(regrets, weight, starts):
     """`positive_segment_sums` in numpy (the reference)."""
     return sequential_segment_sums(weight[:, None] * np.maximum(regrets, 0.0), starts)
+
+
+def block_update_numpy(regrets, played_weight, rho, row_infoset, row_active, new_weight, starts):
+    """`block_update` in numpy (the reference)."""
+    accumulate_regrets_numpy(regrets, played_weight, rho, row_infoset, row_active)
+    return positive_segment_sums_numpy(regrets, new_weight, starts)
