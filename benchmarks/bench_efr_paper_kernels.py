@@ -24,7 +24,8 @@ from labkit.experiments.games import resolve_game
 from labkit.experiments.tournament import efr_learner, load_game
 
 NUMPY_LOOPS = {"block_update": paper_numerics.block_update_numpy,
-               "immediate_regrets_compiled": paper_numerics.immediate_regrets}
+               "immediate_regrets_compiled": paper_numerics.immediate_regrets,
+               "counterfactual_values_compiled": paper_numerics.counterfactual_values}
 GAMES = {"sheriff": ("bhv", "tips_ex+in"), "goofspiel5_2p_descending": ("bhv", "tips"),
          "leduc": ("bhv", "tips")}
 

@@ -85,11 +85,27 @@ def test_compiled_immediate_regrets_equal_numpy(game_name, kind):
                      paper_numerics.immediate_regrets(game, structure, q, v, probs))
 
 
+@pytest.mark.parametrize("game_name", GAMES + [
+    "leduc_poker", "goofspiel(num_cards=4,players=2,points_order=random,imp_info=True)"])
+def test_compiled_counterfactual_values_equal_numpy(game_name):
+    game = lk.games.load(game_name)          # random-order goofspiel: chance between decisions
+    rng = np.random.default_rng(2)
+    probs = rng.random(game.legal_mask.shape) * game.legal_mask
+    probs[rng.random(probs.shape) < 0.2] = 0.0           # pruned branches: unreached infosets
+    probs = normalize_rows(game, probs)
+    for player in range(game.num_players):
+        q, v, reached = paper_numerics.counterfactual_values_compiled(game, probs, player)
+        expected_q, expected_v, expected_reached = paper_numerics.counterfactual_values(game, probs, player)
+        assert same_bits(q, expected_q) and same_bits(v, expected_v)
+        assert np.array_equal(reached, expected_reached) and not expected_reached.all()
+
+
 @pytest.mark.parametrize("game_name", GAMES)
 def test_paper_learner_is_bitwise_the_numpy_code(game_name):
     game = lk.games.load(game_name)
     numpy_loops = {"block_update": paper_numerics.block_update_numpy,
-                   "immediate_regrets_compiled": paper_numerics.immediate_regrets}
+                   "immediate_regrets_compiled": paper_numerics.immediate_regrets,
+                   "counterfactual_values_compiled": paper_numerics.counterfactual_values}
     for kind in ("act",) + FIGURE_E5_VARIANTS:
         compiled = EFR(game, kind, fixed_point="paper")
         with mock.patch.multiple(paper_numerics, **numpy_loops):

@@ -145,8 +145,8 @@ def _load():
 
 def kernels():
     """The compiled loops of ``paper_kernels.cpp`` as ctypes functions (a namespace with
-    ``accumulate_regrets``, ``segment_positive_sums``, ``block_update`` and
-    ``immediate_regrets``)."""
+    ``accumulate_regrets``, ``segment_positive_sums``, ``block_update``, ``immediate_regrets``
+    and ``counterfactual_values``)."""
     global _kernels
     if _kernels is None:
         _load()
@@ -159,6 +159,7 @@ def kernels():
                                   pointer],
             "block_update": [size, size, pointer, pointer, pointer, pointer, pointer, pointer, size,
                              pointer, pointer],
+            "counterfactual_values": [size, size, size, *[pointer] * 9, size, *[pointer] * 7],
         }
         functions = {}
         for name, argtypes in signatures.items():

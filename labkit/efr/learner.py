@@ -181,7 +181,7 @@ class EFR(Solver):
             mine = self._player_infosets[p]
             profile = np.where(mine[:, None], before, opponents)
             if paper:
-                values, value, is_reached = paper_numerics.counterfactual_values(g, profile, p)
+                values, value, is_reached = paper_numerics.counterfactual_values_compiled(g, profile, p)
                 own_value[mine] = value[mine]
                 reached[mine] = is_reached[mine]
             else:

@@ -144,3 +144,59 @@ extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
     }
   }
 }
+
+// Step 1 (paper_numerics.counterfactual_values) for `player`, on a tree numbered breadth first
+// (a parent's index is below its children's; children are contiguous, first_child[h] ..
+// first_child[h] + num_children[h] - 1):
+//   top-down  r(h) = r(parent) * (chance's probability | another player's probability | 1);
+//   bottom-up v(z) = u(z) r(z) at terminals, v(h) = sum of the counted children's terms in
+//             order, starting from 0.0 (own node: pi(a) v(ha), all counted; chance: v(ha);
+//             another player: v(ha) where pi(a) > 0);
+//   then q(I, a) = sum_h v(ha) and v(I) = sum_h v(h) over the player's histories with
+//   r(h) > 0, in the given (depth-first) order, starting from 0.0 as np.bincount does.
+// mover is -1 at chance nodes and -4 at terminals; infoset is -1 where no one decides.
+extern "C" void labkit_efr_counterfactual_values(
+    long histories, long actions, long player, const long* parent, const long* mover,
+    const long* infoset, const long* action, const double* chance_prob, const double* payoff,
+    const long* first_child, const long* num_children, const double* profile,
+    long ordered_count, const long* ordered, double* weight, double* value,
+    double* action_value, double* q, double* v, unsigned char* reached) {
+  const long kChance = -1, kTerminal = -4;
+  weight[0] = 1.0;
+  for (long h = 1; h < histories; ++h) {
+    const long p = parent[h];
+    const long who = mover[p];
+    double factor = who == kChance ? chance_prob[h] : 1.0;
+    if (who >= 0 && who != player) factor = profile[infoset[p] * actions + action[h]];
+    weight[h] = weight[p] * factor;
+  }
+  for (long h = 0; h < histories * actions; ++h) action_value[h] = 0.0;
+  for (long h = histories - 1; h >= 0; --h) {
+    const long who = mover[h];
+    if (who == kTerminal) {
+      value[h] = payoff[h] * weight[h];
+      continue;
+    }
+    const bool own = who == player;
+    const long row = infoset[h] > 0 ? infoset[h] : 0;
+    double total = 0.0;
+    for (long k = 0; k < num_children[h]; ++k) {
+      const long child = first_child[h] + k;
+      const long a = who >= 0 ? action[child] : 0;
+      const double child_value = value[child];
+      const double prob = profile[row * actions + a];
+      const double term = own ? prob * child_value : child_value;
+      if (who == kChance || own || prob > 0) total = total + term;
+      if (own) action_value[h * actions + a] = child_value;
+    }
+    value[h] = total;
+  }
+  for (long k = 0; k < ordered_count; ++k) {
+    const long h = ordered[k];
+    if (!(weight[h] > 0)) continue;
+    const long i = infoset[h];
+    for (long a = 0; a < actions; ++a) q[i * actions + a] += action_value[h * actions + a];
+    v[i] += value[h];
+    reached[i] = 1;
+  }
+}

@@ -174,6 +174,53 @@ def _pointer(array):
     return array.ctypes.data
 
 
+def counterfactual_values_compiled(game, profile, player):
+    """`counterfactual_values`, compiled (same arguments, same bits)."""
+    from labkit.efr.eigen import kernels
+    g = game
+    H, A, I = g.num_histories, g.num_actions, g.num_infosets
+    tables = _tree_tables(g)
+    ordered = tables["ordered"][player]
+    payoff = tables["payoff"][player]
+    profile = np.ascontiguousarray(profile, dtype=float)
+    weight, value, action_value = np.empty(H), np.empty(H), np.empty((H, A))
+    q, v, reached = np.zeros((I, A)), np.zeros(I), np.zeros(I, dtype=np.uint8)
+    kernels().counterfactual_values(
+        H, A, int(player), *(_pointer(tables[k]) for k in ("parent", "mover", "infoset", "action")),
+        _pointer(tables["chance_prob"]), _pointer(payoff), _pointer(tables["first_child"]),
+        _pointer(tables["num_children"]), _pointer(profile), len(ordered), _pointer(ordered),
+        _pointer(weight), _pointer(value), _pointer(action_value), _pointer(q), _pointer(v),
+        _pointer(reached))
+    return q, v, reached.astype(bool)
+
+
+def _tree_tables(game):
+    """The tree as contiguous int64/float64 arrays for the compiled pass (cached on the game),
+    with each player's histories in depth-first order."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "tree_tables" not in cache:
+        g = game
+        preorder, num_children = depth_first_order(g)
+        parent = np.ascontiguousarray(g.parent, dtype=np.int64)
+        # breadth-first numbering: parents are nondecreasing, so each node's children start at
+        # the first index whose parent it is
+        first_child = np.searchsorted(parent[1:], np.arange(g.num_histories)) + 1
+        tables = {"parent": parent, "mover": np.ascontiguousarray(g.player, dtype=np.int64),
+                  "infoset": np.ascontiguousarray(g.infoset, dtype=np.int64),
+                  "action": np.ascontiguousarray(np.maximum(g.action, 0), dtype=np.int64),
+                  "chance_prob": np.ascontiguousarray(g.chance_prob, dtype=float),
+                  "first_child": np.ascontiguousarray(first_child, dtype=np.int64),
+                  "num_children": np.ascontiguousarray(num_children, dtype=np.int64),
+                  "ordered": {}, "payoff": {}}
+        for p in range(g.num_players):
+            own = np.flatnonzero(g.player == p)
+            tables["ordered"][p] = np.ascontiguousarray(own[np.argsort(preorder[own], kind="stable")],
+                                                        dtype=np.int64)
+            tables["payoff"][p] = np.ascontiguousarray(g.returns[:, p], dtype=float)
+        cache["tree_tables"] = tables
+    return cache["tree_tables"]
+
+
 def immediate_regrets_compiled(game, structure, q, v, probs):
     """`immediate_regrets`, compiled (same arguments, same bits)."""
     from labkit.efr.eigen import kernels
