@@ -49,6 +49,7 @@ def test_block_update_equals_numpy(seed):
     active = rng.random((rows, slots)) < 0.7
     played, new = rng.random(rows), rng.random(rows)
     played[rng.random(rows) < 0.2] = 0.0
+    regrets[~active] = 0.0          # inactive slots never leave +0.0 (the fused kernel skips them)
     expected_regrets = regrets.copy()
     expected = paper_numerics.block_update_numpy(expected_regrets, played, rho, row_infoset, active, new, starts)
     y = paper_numerics.block_update(regrets, played, rho, row_infoset, active, new, starts)
@@ -115,6 +116,9 @@ def test_paper_learner_is_bitwise_the_numpy_code(game_name):
         for _ in range(4):
             compiled.step()
         assert same_bits(compiled.regrets, reference.regrets), kind
+        # the fused kernel's premise: inactive slots keep exactly +0.0
+        inactive = compiled.regrets[~compiled.structure.row_active]
+        assert same_bits(inactive, np.zeros_like(inactive)), kind
         assert same_bits(compiled.current_policy().probs, reference.current_policy().probs), kind
 
 

@@ -105,9 +105,10 @@ extern "C" void labkit_efr_immediate_regrets(long infosets, long actions, const 
 }
 
 // Steps 3 and 4 fused for one block of rows (they touch the same rows, and step 4 of a block
-// reads only that block's regrets, final once step 3 has added this round's): every regret is
-// read and written once. Same operations, in the same order, as calling
-// labkit_efr_accumulate_regrets and then labkit_efr_segment_positive_sums on the block.
+// reads only that block's regrets, final once step 3 has added this round's): every active
+// regret is read and written once. The same results, bit for bit, as calling
+// labkit_efr_accumulate_regrets and then labkit_efr_segment_positive_sums on the block, for
+// regrets that only these kernels have changed (inactive slots at +0.0, finite rho).
 extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
                                         const double* played_weight, const double* rho,
                                         const long* row_infoset, const unsigned char* active,
@@ -133,9 +134,17 @@ extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
       double* regret_row = regrets + r * slots;
       const unsigned char* active_row = active + r * slots;
       for (long s = 0; s < slots; ++s) {
-        const double regret = regret_row[s] + (w * rho_row[s]) * static_cast<double>(active_row[s]);
-        regret_row[s] = regret;
-        const double term = next * positive_part(regret);
+        double term;
+        if (active_row[s]) {
+          const double regret = regret_row[s] + (w * rho_row[s]) * 1.0;
+          regret_row[s] = regret;
+          term = next * positive_part(regret);
+        } else {
+          // An inactive slot's regret never leaves its initial +0.0: it gains (w rho) * 0.0,
+          // a signed zero, and +0.0 + (+-0.0) = +0.0. So it is not read or written (most
+          // slots are inactive: 88 % for BHV in Sheriff), and its term is next * max(+0.0, 0).
+          term = next * 0.0;
+        }
         out[s] = r == start ? term : out[s] + term;
       }
     }
