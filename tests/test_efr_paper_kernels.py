@@ -54,23 +54,23 @@ def test_block_update_equals_numpy(seed):
     expected = paper_numerics.block_update_numpy(expected_regrets, played, rho, row_infoset, active, new, starts)
     y = paper_numerics.block_update(regrets, played, rho, row_infoset, active, new, starts)
     assert same_bits(regrets, expected_regrets) and same_bits(y, expected)
-    # the two halves on their own
-    again = expected_regrets.copy()
-    paper_numerics.accumulate_regrets(again, played, rho, row_infoset, active)
-    reference = expected_regrets.copy()
-    paper_numerics.accumulate_regrets_numpy(reference, played, rho, row_infoset, active)
-    assert same_bits(again, reference)
-    assert same_bits(paper_numerics.positive_segment_sums(again, new, starts),
-                     paper_numerics.positive_segment_sums_numpy(again, new, starts))
+    # a second round on the updated table, as the learner does it
+    y = paper_numerics.block_update(regrets, new, rho, row_infoset, active, played, starts)
+    expected = paper_numerics.block_update_numpy(expected_regrets, new, rho, row_infoset, active, played, starts)
+    assert same_bits(regrets, expected_regrets) and same_bits(y, expected)
 
 
 def test_padding_turns_a_negative_zero_sum_positive_as_numpy_does():
-    regrets = np.zeros((3, 1))
+    regrets, rho = np.zeros((3, 1)), np.zeros((1, 1))
     weight = np.array([-1.0, 1.0, 1.0])      # -1 * 0.0 = -0.0: a one-row segment summing to -0.0
-    starts = np.array([0, 1])
-    y = paper_numerics.positive_segment_sums(regrets, weight, starts)
-    reference = paper_numerics.positive_segment_sums_numpy(regrets, weight, starts)
+    starts, row_infoset, active = np.array([0, 1]), np.zeros(3, np.int64), np.ones((3, 1), bool)
+    y = paper_numerics.block_update(regrets, weight, rho, row_infoset, active, weight, starts)
+    reference = paper_numerics.block_update_numpy(regrets.copy(), weight, rho, row_infoset, active, weight,
+                                                  starts)
     assert same_bits(y, reference) and not np.signbit(y[0, 0])
+    # the full-length segment keeps its -0.0 (no padding added), as numpy does
+    y = paper_numerics.block_update(regrets, weight, rho, row_infoset, active, weight, np.array([0, 1, 2]))
+    assert np.signbit(y[0, 0])
 
 
 @pytest.mark.parametrize("game_name", GAMES + ["leduc_poker"])
@@ -123,12 +123,11 @@ def test_paper_learner_is_bitwise_the_numpy_code(game_name):
 
 
 def test_kernels_refuse_arrays_they_would_misread():
-    regrets = np.zeros((4, 6))
+    regrets, ones, starts = np.zeros((4, 6)), np.ones(4), np.array([0])
+    rho, infosets, active = np.zeros((1, 6)), np.zeros(4, np.int64), np.ones((4, 6), bool)
     with pytest.raises(ValueError, match="C-contiguous"):
-        paper_numerics.positive_segment_sums(regrets[:, ::2], np.ones(4), np.array([0]))
+        paper_numerics.block_update(regrets[:, ::2], ones, rho, infosets, active[:, ::2], ones, starts)
     with pytest.raises(ValueError, match="row_active"):
-        paper_numerics.accumulate_regrets(regrets, np.ones(4), np.zeros((1, 6)), np.zeros(4, np.int64),
-                                          np.ones((4, 6)))
+        paper_numerics.block_update(regrets, ones, rho, infosets, np.ones((4, 6)), ones, starts)
     with pytest.raises(ValueError, match="row_infoset"):
-        paper_numerics.accumulate_regrets(regrets, np.ones(4), np.zeros((1, 6)), np.zeros(4, np.int32),
-                                          np.ones((4, 6), bool))
+        paper_numerics.block_update(regrets, ones, rho, infosets.astype(np.int32), active, ones, starts)

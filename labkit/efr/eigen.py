@@ -145,16 +145,13 @@ def _load():
 
 def kernels():
     """The compiled loops of ``paper_kernels.cpp`` as ctypes functions (a namespace with
-    ``accumulate_regrets``, ``segment_positive_sums``, ``block_update``, ``immediate_regrets``
-    and ``counterfactual_values``)."""
+    ``block_update``, ``immediate_regrets`` and ``counterfactual_values``)."""
     global _kernels
     if _kernels is None:
         _load()
         library = ctypes.CDLL(str(build()))
         pointer, size = ctypes.c_void_p, ctypes.c_long
         signatures = {
-            "accumulate_regrets": [size, size, pointer, pointer, pointer, pointer, pointer],
-            "segment_positive_sums": [size, size, pointer, pointer, size, pointer, pointer],
             "immediate_regrets": [size, size, pointer, pointer, pointer, pointer, size, size, size,
                                   pointer],
             "block_update": [size, size, pointer, pointer, pointer, pointer, pointer, pointer, size,

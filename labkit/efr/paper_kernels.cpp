@@ -12,59 +12,6 @@
 // numpy's maximum(x, 0.0): x if x > 0 (or x is NaN), else 0.0 (so -0.0 gives +0.0)
 static inline double positive_part(double x) { return (x > 0.0 || x != x) ? x : 0.0; }
 
-// Step 3, rows r of a player:
-//   regrets[r, s] += (weight[r] * rho[row_infoset[r], s]) * active[r, s]
-// as numpy's `regrets[rows] += weight[:, None] * rho[row_infoset[rows]] * row_active[rows]`.
-extern "C" void labkit_efr_accumulate_regrets(long rows, long slots, double* regrets,
-                                              const double* weight, const double* rho,
-                                              const long* row_infoset,
-                                              const unsigned char* active) {
-  for (long r = 0; r < rows; ++r) {
-    const double w = weight[r];
-    const double* rho_row = rho + row_infoset[r] * slots;
-    double* regret_row = regrets + r * slots;
-    const unsigned char* active_row = active + r * slots;
-    for (long s = 0; s < slots; ++s) {
-      regret_row[s] += (w * rho_row[s]) * static_cast<double>(active_row[s]);
-    }
-  }
-}
-
-// Step 4, one block: y[k, s] = sum over the rows r of segment k (rows starts[k] ..
-// starts[k+1] - 1, top to bottom) of weight[r] * max(regrets[r, s], 0), as
-// paper_numerics.sequential_segment_sums does it: segments padded with zeros to the longest
-// one (at least 1) and summed left to right starting from the first term, so a shorter
-// segment ends with "+ 0.0" (which turns a -0.0 into +0.0, as numpy's padding does).
-extern "C" void labkit_efr_segment_positive_sums(long rows, long slots, const double* regrets,
-                                                 const double* weight, long segments,
-                                                 const long* starts, double* y) {
-  long width = 1;
-  for (long k = 0; k < segments; ++k) {
-    const long stop = k + 1 < segments ? starts[k + 1] : rows;
-    if (stop - starts[k] > width) width = stop - starts[k];
-  }
-  for (long k = 0; k < segments; ++k) {
-    const long start = starts[k];
-    const long stop = k + 1 < segments ? starts[k + 1] : rows;
-    double* out = y + k * slots;
-    if (stop == start) {
-      for (long s = 0; s < slots; ++s) out[s] = 0.0;
-      continue;
-    }
-    const double w0 = weight[start];
-    const double* first = regrets + start * slots;
-    for (long s = 0; s < slots; ++s) out[s] = w0 * positive_part(first[s]);
-    for (long r = start + 1; r < stop; ++r) {
-      const double w = weight[r];
-      const double* row = regrets + r * slots;
-      for (long s = 0; s < slots; ++s) out[s] = out[s] + w * positive_part(row[s]);
-    }
-    if (stop - start < width) {
-      for (long s = 0; s < slots; ++s) out[s] = out[s] + 0.0;
-    }
-  }
-}
-
 // Step 2 (paper_numerics.immediate_regrets), for I infosets over A actions:
 //   external[i, b]    = (-v[i] + sum_a q[i, b] pi[i, a]) * legal[i, b]
 //   internal[i, s, t] = (-v[i] + sum_a q[i, a == s ? t : a] pi[i, a]) * (legal[i, s] & legal[i, t]),
@@ -106,9 +53,13 @@ extern "C" void labkit_efr_immediate_regrets(long infosets, long actions, const 
 
 // Steps 3 and 4 fused for one block of rows (they touch the same rows, and step 4 of a block
 // reads only that block's regrets, final once step 3 has added this round's): every active
-// regret is read and written once. The same results, bit for bit, as calling
-// labkit_efr_accumulate_regrets and then labkit_efr_segment_positive_sums on the block, for
-// regrets that only these kernels have changed (inactive slots at +0.0, finite rho).
+// regret is read and written once. The same results, bit for bit, as numpy's
+//   regrets[block] += played_weight[:, None] * rho[row_infoset] * active       (step 3)
+//   y = sequential_segment_sums(new_weight[:, None] * maximum(regrets[block], 0.0), starts)
+// for regrets that only this kernel has changed (inactive slots at +0.0, finite rho).
+// sequential_segment_sums pads the segments with zeros to the longest one (at least 1) and sums
+// left to right from the first term, so a shorter segment ends with "+ 0.0" (which turns a -0.0
+// into +0.0).
 extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
                                         const double* played_weight, const double* rho,
                                         const long* row_infoset, const unsigned char* active,

@@ -164,8 +164,8 @@ def sequential_segment_sums(terms, starts):
 
 
 # ---------------------------------------------------------------------- compiled loops
-# The same computations as `immediate_regrets`, step 3 of `labkit.efr.EFR.update` and
-# `positive_segment_sums`, each entry of the regret table touched once (``paper_kernels.cpp``,
+# The same computations as `counterfactual_values`, `immediate_regrets` and steps 3 and 4 of
+# `labkit.efr.EFR.update`, each active entry of the regret table touched once (``paper_kernels.cpp``,
 # built with the Eigen solver by `labkit.efr.eigen`). Bit for bit the numpy versions'
 # results: tests/test_efr_paper_kernels.py compares them on every deviation type, and
 # benchmarks/bench_efr_paper_kernels.py measures the two side by side.
@@ -235,34 +235,11 @@ def immediate_regrets_compiled(game, structure, q, v, probs):
     return rho
 
 
-def accumulate_regrets(regrets, weight, rho, row_infoset, row_active):
-    """In place: ``regrets += weight[:, None] * rho[row_infoset] * row_active`` (numpy's order),
-    for C-contiguous (R, S) `regrets`, (R,) `weight`, (I, S) `rho`, (R, S) bool `row_active`."""
-    from labkit.efr.eigen import kernels
-    rows, slots = regrets.shape
-    _require_layout(regrets, row_active, row_infoset)
-    weight, rho = np.ascontiguousarray(weight, dtype=float), np.ascontiguousarray(rho, dtype=float)
-    kernels().accumulate_regrets(rows, slots, _pointer(regrets), _pointer(weight), _pointer(rho),
-                                 _pointer(row_infoset), _pointer(row_active))
-
-
-def positive_segment_sums(regrets, weight, starts):
-    """``sequential_segment_sums(weight[:, None] * np.maximum(regrets, 0.0), starts)``, compiled:
-    the time-selection-weighted positive regrets of each segment of rows, summed top to bottom."""
-    from labkit.efr.eigen import kernels
-    rows, slots = regrets.shape
-    _require_layout(regrets)
-    weight = np.ascontiguousarray(weight, dtype=float)
-    starts = np.ascontiguousarray(starts, dtype=np.int64)
-    y = np.empty((len(starts), slots))
-    kernels().segment_positive_sums(rows, slots, _pointer(regrets), _pointer(weight), len(starts),
-                                    _pointer(starts), _pointer(y))
-    return y
-
-
 def block_update(regrets, played_weight, rho, row_infoset, row_active, new_weight, starts):
-    """`accumulate_regrets` then `positive_segment_sums` on one block of rows, in one pass:
-    returns y (segments, S) and updates `regrets` in place (the same bits as the two calls)."""
+    """Steps 3 and 4 of the round on one block of rows, in one pass: in place
+    ``regrets += played_weight[:, None] * rho[row_infoset] * row_active``, then return
+    ``sequential_segment_sums(new_weight[:, None] * np.maximum(regrets, 0.0), starts)``, the same
+    bits as `block_update_numpy` for regrets whose inactive slots are +0.0 (as EFR keeps them)."""
     from labkit.efr.eigen import kernels
     rows, slots = regrets.shape
     _require_layout(regrets, row_active, row_infoset)
@@ -296,16 +273,17 @@ def _legal_bytes(game):
 
 
 def accumulate_regrets_numpy(regrets, weight, rho, row_infoset, row_active):
-    """`accumulate_regrets` in numpy (the reference the compiled loop must equal bit for bit)."""
+    """Step 3 in numpy, in place: ``regrets += weight[:, None] * rho[row_infoset] * row_active``."""
     regrets += weight[:, None] * rho[row_infoset] * row_active
 
 
 def positive_segment_sums_numpy(regrets, weight, starts):
-    """`positive_segment_sums` in numpy (the reference)."""
+    """Step 4's weights in numpy: the time-selection-weighted positive regrets of each segment of
+    rows, summed top to bottom in `sequential_segment_sums`' order."""
     return sequential_segment_sums(weight[:, None] * np.maximum(regrets, 0.0), starts)
 
 
 def block_update_numpy(regrets, played_weight, rho, row_infoset, row_active, new_weight, starts):
-    """`block_update` in numpy (the reference)."""
+    """`block_update` in numpy (the reference the compiled loop equals bit for bit)."""
     accumulate_regrets_numpy(regrets, played_weight, rho, row_infoset, row_active)
     return positive_segment_sums_numpy(regrets, new_weight, starts)
