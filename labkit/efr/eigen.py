@@ -11,7 +11,9 @@ actions that should get 0, and on Leduc those specks decide later rounds (see
 `labkit.efr.fixed_point`). No numpy or scipy routine makes the same specks, so
 ``EFR(..., fixed_point="paper")`` calls the same Eigen routine through this module:
 ``eigen_fixed_point.cpp`` beside it is compiled once into a small shared library (cached under
-``$LABKIT_CACHE_DIR`` or ``~/.cache/labkit``) and loaded with ctypes.
+``$LABKIT_CACHE_DIR`` or ``~/.cache/labkit``) and loaded with ctypes. The same library holds
+``paper_kernels.cpp``, the round's memory-bound loops in the order of the numpy code
+(`labkit.efr.paper_numerics`), which the paper mode uses for speed.
 
 Requirements: a C++ compiler (``$CXX``, else ``c++`` or ``g++``) and Eigen 3.4's headers, found
 at ``$EIGEN3_INCLUDE_DIR``, in the ``cmeel-eigen`` package from PyPI (``pip install
@@ -28,14 +30,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import numpy as np
 
 SOURCE = Path(__file__).with_name("eigen_fixed_point.cpp")
+SOURCES = (SOURCE, Path(__file__).with_name("paper_kernels.cpp"))
 FLAGS = ["-O2", "-std=c++14", "-shared", "-fPIC", "-DNDEBUG", "-ffp-contract=off"]
 
 _library = None
+_kernels = None
 
 
 class EigenUnavailable(RuntimeError):
@@ -97,8 +102,8 @@ def build(verbose=False):
     if compiler is None:
         raise EigenUnavailable("fixed_point='paper' needs a C++ compiler (set CXX, or install g++)")
     key = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), str(include).encode(), eigen_version(include).encode(),
-                 compiler.encode(), " ".join(FLAGS).encode()):
+    for part in (*(source.read_bytes() for source in SOURCES), str(include).encode(),
+                 eigen_version(include).encode(), compiler.encode(), " ".join(FLAGS).encode()):
         key.update(part)
     name = f"labkit_eigen_fixed_point_{key.hexdigest()[:16]}.so"
     target = _cache_dir() / name
@@ -116,10 +121,10 @@ def build(verbose=False):
     # build beside the target and rename: concurrent first uses (test workers) never see half a file
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         partial = Path(scratch) / target.name
-        command = [compiler, *FLAGS, f"-I{include}", str(SOURCE), "-o", str(partial)]
+        command = [compiler, *FLAGS, f"-I{include}", *map(str, SOURCES), "-o", str(partial)]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
-            raise EigenUnavailable(f"compiling {SOURCE.name} failed:\n{' '.join(command)}\n{done.stderr[-2000:]}")
+            raise EigenUnavailable(f"compiling {', '.join(s.name for s in SOURCES)} failed:\n{' '.join(command)}\n{done.stderr[-2000:]}")
         if verbose:
             print(" ".join(command))
         os.replace(partial, target)
@@ -136,6 +141,31 @@ def _load():
         function.restype = ctypes.c_int
         _library = function
     return _library
+
+
+def kernels():
+    """The compiled loops of ``paper_kernels.cpp`` as ctypes functions (a namespace with
+    ``block_update``, ``immediate_regrets`` and ``counterfactual_values``)."""
+    global _kernels
+    if _kernels is None:
+        _load()
+        library = ctypes.CDLL(str(build()))
+        pointer, size = ctypes.c_void_p, ctypes.c_long
+        signatures = {
+            "immediate_regrets": [size, size, pointer, pointer, pointer, pointer, size, size, size,
+                                  pointer],
+            "block_update": [size, size, pointer, pointer, pointer, pointer, pointer, pointer, size,
+                             pointer, pointer],
+            "counterfactual_values": [size, size, size, *[pointer] * 9, size, *[pointer] * 7],
+        }
+        functions = {}
+        for name, argtypes in signatures.items():
+            function = getattr(library, f"labkit_efr_{name}")
+            function.argtypes = argtypes
+            function.restype = None
+            functions[name] = function
+        _kernels = types.SimpleNamespace(**functions)
+    return _kernels
 
 
 def require():

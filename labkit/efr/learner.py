@@ -132,7 +132,9 @@ class EFR(Solver):
     # ------------------------------------------------------------------ learning
     def step(self):
         """One round of simultaneous self-play: every player updates against the current profile."""
-        return self.update(self._probs.copy())
+        # the learner's own profile needs no validation (and with the authors' numerics it may
+        # leave the simplex by the solver's rounding, see `update`)
+        return self._update_unchecked(self._probs.copy())
 
     def update(self, opponents, players=None):
         """One round for `players` (default: all): player p's regrets are those of the profile in
@@ -147,9 +149,23 @@ class EFR(Solver):
         Returns
         -------
         self
+
+        Notes
+        -----
+        With fixed_point="paper" (and "lstsq") a strategy is the authors' clipped least-squares
+        solution, which their code plays without renormalizing: where the system is nearly
+        singular (weights of 1e-16 beside weights of 1e-2), a row can sum to 1 +- 1e-3 (e.g.
+        TIPS against ACT_IN's self-play in goofspiel(5, descending), round 23, sum 1.00215).
+        `update` still validates `opponents`; the experiment runner feeds such profiles back
+        through the internal `_update_unchecked`, which is what the authors' runs do.
         """
+        opponents = np.array(policy_array(self.game, opponents, "opponents"), dtype=float)
+        return self._update_unchecked(opponents, players)
+
+    def _update_unchecked(self, opponents, players=None):
+        """`update` for a (num_infosets, num_actions) float array taken as it is (no validation):
+        for the learner's own profiles and the experiment runner's replays (`update`, Notes)."""
         g, st = self.game, self.structure
-        opponents = np.array(policy_array(g, opponents, "opponents"), dtype=float)
         players = self._check_players(players)
         before = self._probs.copy()
         self._average_numerator += infoset_own_reach(g, before)[:, None] * before
@@ -165,7 +181,7 @@ class EFR(Solver):
             mine = self._player_infosets[p]
             profile = np.where(mine[:, None], before, opponents)
             if paper:
-                values, value, is_reached = paper_numerics.counterfactual_values(g, profile, p)
+                values, value, is_reached = paper_numerics.counterfactual_values_compiled(g, profile, p)
                 own_value[mine] = value[mine]
                 reached[mine] = is_reached[mine]
             else:
@@ -176,7 +192,7 @@ class EFR(Solver):
 
         # 2. immediate regrets of every transformation slot, per infoset
         if paper:
-            rho = paper_numerics.immediate_regrets(g, st, q, own_value, before)
+            rho = paper_numerics.immediate_regrets_compiled(g, st, q, own_value, before)
         else:
             rho = self._immediate_regrets(q, before)
             if exact_ties:
@@ -185,25 +201,33 @@ class EFR(Solver):
             rows = self._player_rows[p]
             # 3. regrets weighted by the time-selection weight under the strategy that was played
             # (the weights step 4 computed last time: they used exactly that strategy)
-            weight = self._weights.get(p)
-            if weight is None:
-                weight = self._row_weights(rows)
-            self.regrets[rows] += weight[:, None] * rho[st.row_infoset[rows]] * st.row_active[rows]
+            played_weight = self._weights.get(p)
+            if played_weight is None:
+                played_weight = self._row_weights(rows)
+            if not paper:         # (the paper mode does step 3 block by block, fused with step 4)
+                self.regrets[rows] += played_weight[:, None] * rho[st.row_infoset[rows]] * st.row_active[rows]
             if exact_ties:
-                self.regret_scale[rows] += weight * bound[st.row_infoset[rows]]
+                self.regret_scale[rows] += played_weight * bound[st.row_infoset[rows]]
             # 4. new strategies, top-down: a block's weights read the already updated predecessors
             new_weight = np.empty(rows.stop - rows.start)
             for block, infosets, starts in st.blocks[p]:
                 weight = self._row_weights(block)
-                new_weight[block.start - rows.start:block.stop - rows.start] = weight
-                if not exact_ties:
-                    positive = np.maximum(self.regrets[block], 0.0)
-                else:                                         # exact ties count as 0
-                    regrets = self.regrets[block]
-                    positive = np.where(regrets > TIE_TOLERANCE * self.regret_scale[block, None], regrets, 0.0)
-                terms = weight[:, None] * positive
-                y = (paper_numerics.sequential_segment_sums(terms, starts) if paper
-                     else np.add.reduceat(terms, starts, axis=0))
+                within = slice(block.start - rows.start, block.stop - rows.start)
+                new_weight[within] = weight
+                if paper:
+                    # step 3 on the block's rows, then sequential_segment_sums(weight * max(R, 0)):
+                    # compiled, one pass over the block's regrets, numpy's operations in order
+                    y = paper_numerics.block_update(self.regrets[block], played_weight[within], rho,
+                                                    st.row_infoset[block], st.row_active[block], weight,
+                                                    starts)
+                else:
+                    if not exact_ties:
+                        positive = np.maximum(self.regrets[block], 0.0)
+                    else:                                         # exact ties count as 0
+                        regrets = self.regrets[block]
+                        positive = np.where(regrets > TIE_TOLERANCE * self.regret_scale[block, None],
+                                            regrets, 0.0)
+                    y = np.add.reduceat(weight[:, None] * positive, starts, axis=0)
                 sigma = transformation_fixed_point(y, g.legal_mask[infosets], self._external_offset,
                                                    self._internal_offset, self.fixed_point)
                 update = reached[infosets]

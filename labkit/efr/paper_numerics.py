@@ -161,3 +161,129 @@ def sequential_segment_sums(terms, starts):
     segment = np.repeat(np.arange(len(starts)), counts)
     padded[segment, np.arange(len(terms)) - np.repeat(starts, counts)] = terms
     return np.add.accumulate(padded, axis=1)[:, -1]
+
+
+# ---------------------------------------------------------------------- compiled loops
+# The same computations as `counterfactual_values`, `immediate_regrets` and steps 3 and 4 of
+# `labkit.efr.EFR.update`, each active entry of the regret table touched once (``paper_kernels.cpp``,
+# built with the Eigen solver by `labkit.efr.eigen`). Bit for bit the numpy versions'
+# results: tests/test_efr_paper_kernels.py compares them on every deviation type, and
+# benchmarks/bench_efr_paper_kernels.py measures the two side by side.
+
+def _pointer(array):
+    return array.ctypes.data
+
+
+def counterfactual_values_compiled(game, profile, player):
+    """`counterfactual_values`, compiled (same arguments, same bits)."""
+    from labkit.efr.eigen import kernels
+    g = game
+    H, A, I = g.num_histories, g.num_actions, g.num_infosets
+    tables = _tree_tables(g)
+    ordered = tables["ordered"][player]
+    payoff = tables["payoff"][player]
+    profile = np.ascontiguousarray(profile, dtype=float)
+    weight, value, action_value = np.empty(H), np.empty(H), np.empty((H, A))
+    q, v, reached = np.zeros((I, A)), np.zeros(I), np.zeros(I, dtype=np.uint8)
+    kernels().counterfactual_values(
+        H, A, int(player), *(_pointer(tables[k]) for k in ("parent", "mover", "infoset", "action")),
+        _pointer(tables["chance_prob"]), _pointer(payoff), _pointer(tables["first_child"]),
+        _pointer(tables["num_children"]), _pointer(profile), len(ordered), _pointer(ordered),
+        _pointer(weight), _pointer(value), _pointer(action_value), _pointer(q), _pointer(v),
+        _pointer(reached))
+    return q, v, reached.astype(bool)
+
+
+def _tree_tables(game):
+    """The tree as contiguous int64/float64 arrays for the compiled pass (cached on the game),
+    with each player's histories in depth-first order."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "tree_tables" not in cache:
+        g = game
+        preorder, num_children = depth_first_order(g)
+        parent = np.ascontiguousarray(g.parent, dtype=np.int64)
+        # breadth-first numbering: parents are nondecreasing, so each node's children start at
+        # the first index whose parent it is
+        first_child = np.searchsorted(parent[1:], np.arange(g.num_histories)) + 1
+        tables = {"parent": parent, "mover": np.ascontiguousarray(g.player, dtype=np.int64),
+                  "infoset": np.ascontiguousarray(g.infoset, dtype=np.int64),
+                  "action": np.ascontiguousarray(np.maximum(g.action, 0), dtype=np.int64),
+                  "chance_prob": np.ascontiguousarray(g.chance_prob, dtype=float),
+                  "first_child": np.ascontiguousarray(first_child, dtype=np.int64),
+                  "num_children": np.ascontiguousarray(num_children, dtype=np.int64),
+                  "ordered": {}, "payoff": {}}
+        for p in range(g.num_players):
+            own = np.flatnonzero(g.player == p)
+            tables["ordered"][p] = np.ascontiguousarray(own[np.argsort(preorder[own], kind="stable")],
+                                                        dtype=np.int64)
+            tables["payoff"][p] = np.ascontiguousarray(g.returns[:, p], dtype=float)
+        cache["tree_tables"] = tables
+    return cache["tree_tables"]
+
+
+def immediate_regrets_compiled(game, structure, q, v, probs):
+    """`immediate_regrets`, compiled (same arguments, same bits)."""
+    from labkit.efr.eigen import kernels
+    g, st = game, structure
+    I, A = g.legal_mask.shape
+    q, v, probs = (np.ascontiguousarray(x, dtype=float) for x in (q, v, probs))
+    legal = _legal_bytes(g)
+    rho = np.empty((I, st.num_slots))
+    kernels().immediate_regrets(I, A, _pointer(q), _pointer(v), _pointer(probs), _pointer(legal),
+                                st.num_slots, 0 if st.has_external else -1,
+                                st.internal_offset if st.has_internal else -1, _pointer(rho))
+    return rho
+
+
+def block_update(regrets, played_weight, rho, row_infoset, row_active, new_weight, starts):
+    """Steps 3 and 4 of the round on one block of rows, in one pass: in place
+    ``regrets += played_weight[:, None] * rho[row_infoset] * row_active``, then return
+    ``sequential_segment_sums(new_weight[:, None] * np.maximum(regrets, 0.0), starts)``, the same
+    bits as `block_update_numpy` for regrets whose inactive slots are +0.0 (as EFR keeps them)."""
+    from labkit.efr.eigen import kernels
+    rows, slots = regrets.shape
+    _require_layout(regrets, row_active, row_infoset)
+    played_weight, new_weight, rho = (np.ascontiguousarray(x, dtype=float)
+                                      for x in (played_weight, new_weight, rho))
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    y = np.empty((len(starts), slots))
+    kernels().block_update(rows, slots, _pointer(regrets), _pointer(played_weight), _pointer(rho),
+                           _pointer(row_infoset), _pointer(row_active), _pointer(new_weight),
+                           len(starts), _pointer(starts), _pointer(y))
+    return y
+
+
+def _require_layout(regrets, row_active=None, row_infoset=None):
+    """The kernels index raw memory: refuse any array they would misread."""
+    if regrets.dtype != np.float64 or not regrets.flags.c_contiguous or regrets.ndim != 2:
+        raise ValueError("regrets must be a C-contiguous 2-d float64 array")
+    if row_active is not None and (row_active.dtype != np.bool_ or not row_active.flags.c_contiguous
+                                   or row_active.shape != regrets.shape):
+        raise ValueError("row_active must be a C-contiguous bool array of the regrets' shape")
+    if row_infoset is not None and (row_infoset.dtype != np.int64 or not row_infoset.flags.c_contiguous
+                                    or row_infoset.shape != regrets.shape[:1]):
+        raise ValueError("row_infoset must be a C-contiguous int64 array, one entry per row")
+
+
+def _legal_bytes(game):
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "legal_bytes" not in cache:
+        cache["legal_bytes"] = np.ascontiguousarray(game.legal_mask, dtype=np.uint8)
+    return cache["legal_bytes"]
+
+
+def accumulate_regrets_numpy(regrets, weight, rho, row_infoset, row_active):
+    """Step 3 in numpy, in place: ``regrets += weight[:, None] * rho[row_infoset] * row_active``."""
+    regrets += weight[:, None] * rho[row_infoset] * row_active
+
+
+def positive_segment_sums_numpy(regrets, weight, starts):
+    """Step 4's weights in numpy: the time-selection-weighted positive regrets of each segment of
+    rows, summed top to bottom in `sequential_segment_sums`' order."""
+    return sequential_segment_sums(weight[:, None] * np.maximum(regrets, 0.0), starts)
+
+
+def block_update_numpy(regrets, played_weight, rho, row_infoset, row_active, new_weight, starts):
+    """`block_update` in numpy (the reference the compiled loop equals bit for bit)."""
+    accumulate_regrets_numpy(regrets, played_weight, rho, row_infoset, row_active)
+    return positive_segment_sums_numpy(regrets, new_weight, starts)

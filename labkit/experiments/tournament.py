@@ -123,7 +123,27 @@ def seat_values(game, own, others):
 
 def terminal_reach(game, policy):
     """(n + 1, Z) reach contributions of every player (and chance, last row) at the terminals."""
-    return _reach(game, edge_probabilities(game, policy_array(game, policy)))[:, game.terminals]
+    return _terminal_reach(game, policy_array(game, policy))
+
+
+def _terminal_reach(game, probs):
+    """`terminal_reach` of a probability array taken as it is (the runner's unvalidated path,
+    see `FixedUnit`)."""
+    return _reach(game, edge_probabilities(game, probs))[:, game.terminals]
+
+
+def _reach_of(unit, game, probs):
+    """Terminal reaches of a profile the unit's learner played: validated unless the unit
+    replays the authors' numerics (`FixedUnit.validate_profiles`)."""
+    return terminal_reach(game, probs) if unit.validate_profiles else _terminal_reach(game, probs)
+
+
+def _learn(unit, learner, opponents):
+    """learner.update(opponents), or, for the authors' numerics, EFR's unvalidated update."""
+    if unit.validate_profiles:
+        learner.update(opponents)
+    else:
+        learner._update_unchecked(opponents)
 
 
 def _seat_values(game, reach_own, reach_others):
@@ -149,12 +169,21 @@ def _terminal_payoffs(game):
 # ---------------------------------------------------------------------- work units
 @dataclass(frozen=True)
 class FixedUnit:
-    """Rows `rows` against the replayed self-play of `column` (one unit of the fixed regime)."""
+    """Rows `rows` against the replayed self-play of `column` (one unit of the fixed regime).
+
+    validate_profiles : bool
+        Check every played profile as the evaluators do (default). `efr_tournament` switches it
+        off only for its own EFR learners with the authors' numerics (fixed_point "paper" or
+        "lstsq"): their strategies are clipped least-squares solutions that the authors play and
+        evaluate without renormalizing, and a row may sum to 1 +- 1e-3 (`labkit.efr.EFR.update`,
+        Notes). The tables must evaluate exactly those strategies.
+    """
     game: object      # spec string (or a GameTree when the game has none)
     column: str
     rows: tuple
     rounds: int
     learner: object = efr_learner
+    validate_profiles: bool = True
 
 
 @dataclass(frozen=True)
@@ -165,6 +194,7 @@ class PairUnit:
     column: str
     rounds: int
     learner: object = efr_learner
+    validate_profiles: bool = True      # as in `FixedUnit`
 
 
 def run_fixed_unit(unit):
@@ -177,15 +207,15 @@ def run_fixed_unit(unit):
     values = np.zeros((len(rows), unit.rounds))
     for t in range(unit.rounds):
         y = _profile(column)
-        reach_y = terminal_reach(game, y)     # shared by every row of this round
+        reach_y = _reach_of(unit, game, y)     # shared by every row of this round
         for k, learner in enumerate(rows):
-            reach_x = reach_y if learner is column else terminal_reach(game, _profile(learner))
+            reach_x = reach_y if learner is column else _reach_of(unit, game, _profile(learner))
             values[k, t] = _seat_values(game, reach_x, reach_y).mean()
         if t + 1 < unit.rounds:
-            column.update(y)      # self-play: every seat against the frozen y^t
+            _learn(unit, column, y)      # self-play: every seat against the frozen y^t
             for learner in rows:
                 if learner is not column:
-                    learner.update(y)
+                    _learn(unit, learner, y)
     return dict(zip(unit.rows, values))
 
 
@@ -202,17 +232,25 @@ def run_pair_unit(unit):
     ab, ba = np.zeros(unit.rounds), np.zeros(unit.rounds)
     for t in range(unit.rounds):
         x, y = _profile(a), _profile(b)
-        reach_x, reach_y = terminal_reach(game, x), terminal_reach(game, y)
+        reach_x, reach_y = _reach_of(unit, game, x), _reach_of(unit, game, y)
         ab[t] = _seat_values(game, reach_x, reach_y).mean()
         ba[t] = ab[t] if b is a else _seat_values(game, reach_y, reach_x).mean()
         if t + 1 < unit.rounds:
-            a.update(y)
+            _learn(unit, a, y)
             if b is not a:
-                b.update(x)
+                _learn(unit, b, x)
     return ab, ba
 
 
 # ---------------------------------------------------------------------- the tournament
+def _authors_numerics(learner):
+    """Whether `learner` is this module's EFR learner with the authors' clipped least squares
+    (fixed_point "paper" or "lstsq"), whose profiles are played without renormalizing."""
+    if isinstance(learner, functools.partial) and learner.func is efr_learner and not learner.args:
+        return learner.keywords.get("fixed_point", "exact") in ("lstsq", "paper")
+    return False
+
+
 def _check_names(kind, names):
     names = list(names)
     if not names:
@@ -284,24 +322,26 @@ def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, re
             require()                      # build the solver once, here, before the workers start
         if fixed_point != "exact":
             learner = functools.partial(efr_learner, fixed_point=fixed_point)
+    # the authors' numerics are evaluated as they play (FixedUnit.validate_profiles)
+    validate = not _authors_numerics(learner)
     rounds = int(rounds)
     start = time.perf_counter()
     if regime == "fixed":
-        per_round = _fixed(spec, rows, columns, rounds, executor, progress, learner, rows_per_unit)
+        per_round = _fixed(spec, rows, columns, rounds, executor, progress, learner, rows_per_unit, validate)
     else:
-        per_round = _simultaneous(spec, rows, columns, rounds, executor, progress, learner)
+        per_round = _simultaneous(spec, rows, columns, rounds, executor, progress, learner, validate)
     metadata = {"seconds": round(time.perf_counter() - start, 2), "executor": _describe(executor),
                 "labkit_version": _version()}
     name = spec if isinstance(spec, str) else spec.name
     return TournamentResult(name, regime, rounds, rows, columns, per_round, metadata)
 
 
-def _fixed(spec, rows, columns, rounds, executor, progress, learner, rows_per_unit):
+def _fixed(spec, rows, columns, rounds, executor, progress, learner, rows_per_unit, validate=True):
     size = len(rows) if rows_per_unit is None else int(rows_per_unit)
     if size < 1:
         raise ValueError(f"rows_per_unit must be at least 1, got {rows_per_unit!r}")
     chunks = [tuple(rows[k:k + size]) for k in range(0, len(rows), size)]
-    units = [FixedUnit(spec, c, chunk, rounds, learner) for c in columns for chunk in chunks]
+    units = [FixedUnit(spec, c, chunk, rounds, learner, validate) for c in columns for chunk in chunks]
     outputs = run_units(run_fixed_unit, units, executor, progress, desc="fixed regime",
                         weights=[len(u.rows) for u in units])
     per_round = {r: {} for r in rows}
@@ -311,14 +351,14 @@ def _fixed(spec, rows, columns, rounds, executor, progress, learner, rows_per_un
     return per_round
 
 
-def _simultaneous(spec, rows, columns, rounds, executor, progress, learner):
+def _simultaneous(spec, rows, columns, rounds, executor, progress, learner, validate=True):
     # one unit per unordered pair that the table needs; a pair gives both [R][C] and [C][R]
     pairs = []
     for r in rows:
         for c in columns:
             if (r, c) not in pairs and (c, r) not in pairs:
                 pairs.append((r, c))
-    units = [PairUnit(spec, r, c, rounds, learner) for r, c in pairs]
+    units = [PairUnit(spec, r, c, rounds, learner, validate) for r, c in pairs]
     weights = [1 + (r != c and c in rows and r in columns) for r, c in pairs]
     outputs = run_units(run_pair_unit, units, executor, progress, desc="simultaneous regime", weights=weights)
     per_round = {r: {} for r in rows}

@@ -1,0 +1,162 @@
+// The memory-bound loops of EFR's round under fixed_point="paper", in the same floating-point
+// order as the numpy code of labkit/efr/paper_numerics.py and labkit/efr/learner.py, so that
+// every bit is the same (compiled with the solver in eigen_fixed_point.cpp, by
+// labkit/efr/eigen.py: -O2, no -march, -ffp-contract=off; without -ffast-math the compiler
+// keeps every sum in the written order).
+//
+// numpy forms each step over the whole (rows x slots) regret table with temporaries of the
+// table's size (447 MB for BHV in Sheriff); here each entry is read and written once.
+//
+// Arrays are C-contiguous doubles unless said otherwise; `bool` arrays are one byte per entry.
+
+// numpy's maximum(x, 0.0): x if x > 0 (or x is NaN), else 0.0 (so -0.0 gives +0.0)
+static inline double positive_part(double x) { return (x > 0.0 || x != x) ? x : 0.0; }
+
+// Step 2 (paper_numerics.immediate_regrets), for I infosets over A actions:
+//   external[i, b]    = (-v[i] + sum_a q[i, b] pi[i, a]) * legal[i, b]
+//   internal[i, s, t] = (-v[i] + sum_a q[i, a == s ? t : a] pi[i, a]) * (legal[i, s] & legal[i, t]),
+//                       0 for s == t,
+// the sums taken over a = 0 .. A-1 in order. rho is (I, S); external slots start at
+// external_offset, internal ones at internal_offset (either may be -1: absent).
+extern "C" void labkit_efr_immediate_regrets(long infosets, long actions, const double* q,
+                                             const double* v, const double* probs,
+                                             const unsigned char* legal, long slots,
+                                             long external_offset, long internal_offset,
+                                             double* rho) {
+  for (long i = 0; i < infosets; ++i) {
+    const double* qi = q + i * actions;
+    const double* pi = probs + i * actions;
+    const unsigned char* li = legal + i * actions;
+    double* out = rho + i * slots;
+    if (external_offset >= 0) {
+      for (long b = 0; b < actions; ++b) {
+        double total = -v[i];
+        for (long a = 0; a < actions; ++a) total = total + qi[b] * pi[a];
+        out[external_offset + b] = total * static_cast<double>(li[b]);
+      }
+    }
+    if (internal_offset >= 0) {
+      for (long s = 0; s < actions; ++s) {
+        for (long t = 0; t < actions; ++t) {
+          double value = 0.0;
+          if (s != t) {
+            double total = -v[i];
+            for (long a = 0; a < actions; ++a) total = total + qi[a == s ? t : a] * pi[a];
+            value = total;
+          }
+          out[internal_offset + s * actions + t] = value * static_cast<double>(li[s] & li[t]);
+        }
+      }
+    }
+  }
+}
+
+// Steps 3 and 4 fused for one block of rows (they touch the same rows, and step 4 of a block
+// reads only that block's regrets, final once step 3 has added this round's): every active
+// regret is read and written once. The same results, bit for bit, as numpy's
+//   regrets[block] += played_weight[:, None] * rho[row_infoset] * active       (step 3)
+//   y = sequential_segment_sums(new_weight[:, None] * maximum(regrets[block], 0.0), starts)
+// for regrets that only this kernel has changed (inactive slots at +0.0, finite rho).
+// sequential_segment_sums pads the segments with zeros to the longest one (at least 1) and sums
+// left to right from the first term, so a shorter segment ends with "+ 0.0" (which turns a -0.0
+// into +0.0).
+extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
+                                        const double* played_weight, const double* rho,
+                                        const long* row_infoset, const unsigned char* active,
+                                        const double* new_weight, long segments,
+                                        const long* starts, double* y) {
+  long width = 1;
+  for (long k = 0; k < segments; ++k) {
+    const long stop = k + 1 < segments ? starts[k + 1] : rows;
+    if (stop - starts[k] > width) width = stop - starts[k];
+  }
+  for (long k = 0; k < segments; ++k) {
+    const long start = starts[k];
+    const long stop = k + 1 < segments ? starts[k + 1] : rows;
+    double* out = y + k * slots;
+    if (stop == start) {
+      for (long s = 0; s < slots; ++s) out[s] = 0.0;
+      continue;
+    }
+    for (long r = start; r < stop; ++r) {
+      const double w = played_weight[r];
+      const double next = new_weight[r];
+      const double* rho_row = rho + row_infoset[r] * slots;
+      double* regret_row = regrets + r * slots;
+      const unsigned char* active_row = active + r * slots;
+      for (long s = 0; s < slots; ++s) {
+        double term;
+        if (active_row[s]) {
+          const double regret = regret_row[s] + (w * rho_row[s]) * 1.0;
+          regret_row[s] = regret;
+          term = next * positive_part(regret);
+        } else {
+          // An inactive slot's regret never leaves its initial +0.0: it gains (w rho) * 0.0,
+          // a signed zero, and +0.0 + (+-0.0) = +0.0. So it is not read or written (most
+          // slots are inactive: 88 % for BHV in Sheriff), and its term is next * max(+0.0, 0).
+          term = next * 0.0;
+        }
+        out[s] = r == start ? term : out[s] + term;
+      }
+    }
+    if (stop - start < width) {
+      for (long s = 0; s < slots; ++s) out[s] = out[s] + 0.0;
+    }
+  }
+}
+
+// Step 1 (paper_numerics.counterfactual_values) for `player`, on a tree numbered breadth first
+// (a parent's index is below its children's; children are contiguous, first_child[h] ..
+// first_child[h] + num_children[h] - 1):
+//   top-down  r(h) = r(parent) * (chance's probability | another player's probability | 1);
+//   bottom-up v(z) = u(z) r(z) at terminals, v(h) = sum of the counted children's terms in
+//             order, starting from 0.0 (own node: pi(a) v(ha), all counted; chance: v(ha);
+//             another player: v(ha) where pi(a) > 0);
+//   then q(I, a) = sum_h v(ha) and v(I) = sum_h v(h) over the player's histories with
+//   r(h) > 0, in the given (depth-first) order, starting from 0.0 as np.bincount does.
+// mover is -1 at chance nodes and -4 at terminals; infoset is -1 where no one decides.
+extern "C" void labkit_efr_counterfactual_values(
+    long histories, long actions, long player, const long* parent, const long* mover,
+    const long* infoset, const long* action, const double* chance_prob, const double* payoff,
+    const long* first_child, const long* num_children, const double* profile,
+    long ordered_count, const long* ordered, double* weight, double* value,
+    double* action_value, double* q, double* v, unsigned char* reached) {
+  const long kChance = -1, kTerminal = -4;
+  weight[0] = 1.0;
+  for (long h = 1; h < histories; ++h) {
+    const long p = parent[h];
+    const long who = mover[p];
+    double factor = who == kChance ? chance_prob[h] : 1.0;
+    if (who >= 0 && who != player) factor = profile[infoset[p] * actions + action[h]];
+    weight[h] = weight[p] * factor;
+  }
+  for (long h = 0; h < histories * actions; ++h) action_value[h] = 0.0;
+  for (long h = histories - 1; h >= 0; --h) {
+    const long who = mover[h];
+    if (who == kTerminal) {
+      value[h] = payoff[h] * weight[h];
+      continue;
+    }
+    const bool own = who == player;
+    const long row = infoset[h] > 0 ? infoset[h] : 0;
+    double total = 0.0;
+    for (long k = 0; k < num_children[h]; ++k) {
+      const long child = first_child[h] + k;
+      const long a = who >= 0 ? action[child] : 0;
+      const double child_value = value[child];
+      const double prob = profile[row * actions + a];
+      const double term = own ? prob * child_value : child_value;
+      if (who == kChance || own || prob > 0) total = total + term;
+      if (own) action_value[h * actions + a] = child_value;
+    }
+    value[h] = total;
+  }
+  for (long k = 0; k < ordered_count; ++k) {
+    const long h = ordered[k];
+    if (!(weight[h] > 0)) continue;
+    const long i = infoset[h];
+    for (long a = 0; a < actions; ++a) q[i * actions + a] += action_value[h * actions + a];
+    v[i] += value[h];
+    reached[i] = 1;
+  }
+}
