@@ -111,6 +111,10 @@ EXERCISE = Exercise("27.1", "27_1_no_regret_minimax", "No-regret learning solves
     md(r"""
         # Exercise 27.1 — No-regret learning solves zero-sum games
 
+        This exercise goes with the chapters [Many learners](../chapters/01_many_learners.ipynb) (the value of a zero-sum game)
+        and [The dynamics of learning in games](../chapters/02_learning_dynamics.ipynb) (no-regret
+        learners in self-play).
+
         A zero-sum matrix game with payoff matrix $A$ (to player 1) is played over and over. In round
         $t$ player 1 uses the mixed strategy $x_t$ and player 2 the mixed strategy $y_t$. After $T$
         rounds, player 1's external regret compares the best fixed strategy in hindsight with what it

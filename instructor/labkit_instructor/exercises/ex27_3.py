@@ -176,6 +176,8 @@ EXERCISE = Exercise("27.3", "27_3_mirror_descent_orbits", "Why mirror descent or
     md(r"""
         # Exercise 27.3 — Why mirror descent orbits and regularization converges
 
+        This exercise goes with the chapter [The dynamics of learning in games](../chapters/02_learning_dynamics.ipynb).
+
         Hedge in continuous time is the replicator dynamics:
 
         $$\dot x_i = x_i\bigl((Ay)_i - x^\top A y\bigr), \qquad \dot y_j = y_j\bigl(-(A^\top x)_j + x^\top A y\bigr).$$

@@ -190,6 +190,9 @@ EXERCISE = Exercise("27.5", "27_5_cfr_weightings", "The two weightings of CFR", 
     md(r"""
         # Exercise 27.5 — The two weightings of CFR
 
+        This exercise goes with the chapter [Imperfect information and counterfactual
+        regret](../chapters/03_counterfactual_regret.ipynb).
+
         CFR uses two different reach probabilities. At an information set $I$ of player $i$, the
         *regrets* are weighted by $\pi_{-i}$, the probability that chance and the other players bring
         the game to $I$; the *average strategy* is weighted by $\pi_i$, player $i$'s own probability of

@@ -118,6 +118,9 @@ EXERCISE = Exercise("27.6", "27_6_climbing_game", "Climbing to the wrong summit"
     md(r"""
         # Exercise 27.6 — Climbing to the wrong summit
 
+        This exercise goes with the chapters [Many learners](../chapters/01_many_learners.ipynb) and
+        [Cooperation](../chapters/07_cooperation.ipynb).
+
         Two cooperating agents both receive the payoff of the climbing game of Claus and Boutilier; the
         row agent picks the row and the column agent the column:
 

@@ -92,6 +92,8 @@ EXERCISE = Exercise("27.7", "27_7_value_factorization", "What value factorizatio
     md(r"""
         # Exercise 27.7 — What value factorization can represent
 
+        This exercise goes with the chapter [Cooperation](../chapters/07_cooperation.ipynb).
+
         Cooperative methods such as VDN and QMIX build a joint value $Q_{\text{tot}}$ from one utility per
         agent, so that each agent can act greedily on its own utility. Here the "game" is one step of
         the climbing game of exercise 27.6 (`lk.games.climbing_game()`).

@@ -89,6 +89,9 @@ EXERCISE = Exercise("27.8", "27_8_intransitive_preferences", "Intransitive prefe
     md(r"""
         # Exercise 27.8 — Intransitive preferences
 
+        This exercise goes with the chapter [General-sum games, language and learning-aware
+        agents](../chapters/08_general_sum_and_language.ipynb).
+
         People compare three responses $A$, $B$, $C$ to the same prompt. $A$ is preferred to $B$ with
         probability $0.8$, $B$ to $C$ with probability $0.6$, and $C$ to $A$ with probability $0.7$.
     """),
