@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 88
 
 NOT_YET = {
-    "chapters/01_many_learners.ipynb", "chapters/03_counterfactual_regret.ipynb",
+    "chapters/03_counterfactual_regret.ipynb",
     "chapters/06_hindsight_rationality.ipynb", "chapters/08_general_sum_and_language.ipynb",
     "chapters/appendix_efr_reproduction.ipynb",
     *(f"solutions/{name}.ipynb" for name in [
