@@ -68,11 +68,14 @@ AUTHORS_DIAGONALS = {"sheriff": (0.007, 0.378), "tiny_bridge_2p": (20.60, 20.75)
 @pytest.mark.parametrize("name", _cached(AUTHORS_DIAGONALS))
 def test_general_sum_diagonals_beside_the_authors_data(name):
     """The authors' data give the diagonals' range for the three games that are not zero-sum;
-    those files average 1001 rounds, ours 500, and the payoffs still climb, so ours may sit a
-    little lower (see labkit/data/efr/README.md)."""
+    those files average 1001 rounds, ours 500, and self-play payoffs still climb, so each end of
+    our range sits at or below theirs (up to the rounding of their printed digits) and within 0.1
+    of it (tiny Hanabi 0.009 and 0.016 below, tiny bridge 0.039 and 0.053; see
+    labkit/data/efr/README.md)."""
     low, high = AUTHORS_DIAGONALS[RUNS[name][0].key]
     diagonal = np.diag(_load(name).matrix())
-    assert abs(diagonal.min() - low) <= 0.05 and abs(diagonal.max() - high) <= 0.05
+    for ours, theirs in [(diagonal.min(), low), (diagonal.max(), high)]:
+        assert theirs - 0.1 <= ours <= theirs + 0.005, (ours, theirs)
 
 
 @pytest.mark.parametrize("name", _cached(exclude=(OUTLIER, "tiny_hanabi")))
