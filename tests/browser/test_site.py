@@ -6,11 +6,15 @@ site fails the test, so the checks also prove the pages work offline.
 """
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import book_config  # noqa: E402  (scripts/ is not a package)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,20 +24,9 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 def toc_notebooks():
     """The .ipynb files that _toc.yml turns into pages."""
-    found = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node and (ROOT / f"{node['file']}.ipynb").exists():
-                found.append(ROOT / f"{node['file']}.ipynb")
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(yaml.safe_load((ROOT / "_toc.yml").read_text()))
-    return found
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [ROOT / f"{page}.ipynb" for page in book_config.toc_files(toc)
+            if (ROOT / f"{page}.ipynb").exists()]
 
 
 @pytest.mark.parametrize("path", toc_notebooks(), ids=lambda p: p.name)
