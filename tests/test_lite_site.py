@@ -6,6 +6,7 @@ The lite site is built once into a temporary "book site" (offline, ~30 s). With 
 checked too: every chapter and exercise page links to a notebook that the lite site serves.
 """
 import asyncio
+import concurrent.futures
 import ast
 import json
 import os
@@ -35,6 +36,13 @@ CORE_DEPENDENCIES = {"numpy", "scipy", "matplotlib", "ipywidgets", "tqdm"}
 NEEDS_A_SERVER = {"pyzmq", "jupyter-client", "nbclient", "ipykernel", "tornado"}
 PYODIDE_PYPI = Path(sys.prefix) / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
 
+
+
+def _run(coroutine):
+    """asyncio.run in a thread of its own: a test that ran before in this xdist worker may have left
+    an event loop running in the main thread, where asyncio.run refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 def _toc_pages():
     """Every chapter and exercise page of the table of contents (docnames)."""
@@ -166,7 +174,7 @@ def test_pyodide_turns_the_install_cell_into_one_piplite_install(url, monkeypatc
     monkeypatch.setitem(sys.modules, "piplite", piplite)
     monkeypatch.setitem(sys.modules, "piplite.cli", piplite.cli)
     litetransform = module_from_wheel("pyodide_kernel-*.whl", "pyodide_kernel/litetransform.py", "litetransform")
-    code = asyncio.run(litetransform.LiteTransformerManager().transform_cell(install_cell.cell_source(url, "main")))
+    code = _run(litetransform.LiteTransformerManager().transform_cell(install_cell.cell_source(url, "main")))
 
     import importlib.util
     monkeypatch.setattr(sys, "platform", "emscripten")
@@ -177,7 +185,7 @@ def test_pyodide_turns_the_install_cell_into_one_piplite_install(url, monkeypatc
         result = eval(compiled, {"__name__": "__main__"})
         if asyncio.iscoroutine(result):
             await result
-    asyncio.run(run())
+    _run(run())
     assert calls == [{"requirements": ["labkit-marl"]}]
 
 
