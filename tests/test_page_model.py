@@ -48,12 +48,7 @@ def test_opening_box_and_closing_sections(name):
     assert "{cite:" in closing.split("## Further reading")[-1], f"{name}: further reading cites nothing"
 
 
-FIGURES_CITED = [pytest.param(name, marks=pytest.mark.xfail(
-    strict=True, reason="chapter 1's text never refers to fig-minimax-q by number"))
-    if name == "01_many_learners" else name for name in ON_THE_MODEL]
-
-
-@pytest.mark.parametrize("name", FIGURES_CITED)
+@pytest.mark.parametrize("name", ON_THE_MODEL)
 def test_every_figure_is_numbered_captioned_described_and_cited(name):
     cells = _cells(name)
     markdown = _markdown(cells)

@@ -19,8 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 88
 
 NOT_YET = {
-    "chapters/03_counterfactual_regret.ipynb",
-    "chapters/06_hindsight_rationality.ipynb", "chapters/08_general_sum_and_language.ipynb",
+    "chapters/06_hindsight_rationality.ipynb",
     "chapters/appendix_efr_reproduction.ipynb",
     *(f"solutions/{name}.ipynb" for name in [
         "27_1_no_regret_minimax", "27_2_biased_rock_paper_scissors", "27_3_mirror_descent_orbits",
