@@ -18,7 +18,7 @@ nfsp_leduc       NFSP on Leduc hold'em, several seeds: exact NashConv of the ave
 nfsp_kuhn        the same on Kuhn poker.
 neural_mmd       neural MMD (R-NaD's dynamics) on Kuhn and Leduc, last-iterate NashConv, beside
                  tabular MMD with the same settings.
-teams            independent Q-learning, VDN, QMIX and COMA on the climbing and messenger games,
+teams            independent Q-learning, VDN, QMIX, COMA and MAPPO on the climbing and messenger games,
                  many seeds: the exact team value of the greedy policies at checkpoints, and the
                  greedy actions at the end.
 
@@ -83,10 +83,11 @@ RUNS = {
                       checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000], config=NFSP_KUHN),
     "neural_mmd": dict(games=["kuhn_poker", "leduc_poker"], seeds=[0, 1], checkpoints=[10, 30, 100, 200, 300, 500],
                        config=MMD_SETTINGS),
-    "teams": dict(games=["climbing game", "messenger game"], learners=["independent Q", "VDN", "QMIX", "COMA"],
+    "teams": dict(games=["climbing game", "messenger game"], learners=["independent Q", "VDN", "QMIX", "COMA", "MAPPO"],
                   seeds=list(range(10)), checkpoints=[100, 300, 1000, 1500]),
 }
-TEAM_LEARNERS = {"independent Q": deep.IndependentQ, "VDN": deep.VDN, "QMIX": deep.QMIX, "COMA": deep.COMA}
+TEAM_LEARNERS = {"independent Q": deep.IndependentQ, "VDN": deep.VDN, "QMIX": deep.QMIX, "COMA": deep.COMA,
+                 "MAPPO": deep.MAPPO}
 
 
 # ----------------------------------------------------------------------------- one run each
