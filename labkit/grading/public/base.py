@@ -40,8 +40,8 @@ class FormatResult:
     then either what was checked or one ``hint:`` line per failing check::
 
         27.4(a): format ok (3 checks, not the values) -- the grader will score it
-            checked: ev_bet_queen is a number; ev_check_queen(call, bluff) returns
-                     numbers; call_with_queen is a probability
+            checked: ev_bet_queen is a number; ev_check_queen(call, bluff) returns numbers;
+                     call_with_queen is a probability
     """
     part: str
     checked: list
