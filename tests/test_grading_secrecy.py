@@ -6,6 +6,7 @@ compute what the hidden checks know.
 """
 import copy
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -16,10 +17,13 @@ import nbformat
 import pytest
 import yaml
 
-from labkit.grading import public
+from labkit.grading import check, public
 from labkit.grading.material import MaterialError, load
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import book_config  # noqa: E402  (scripts/ is not a package)
+
 MATERIAL = load(ROOT / "instructor")
 
 
@@ -111,8 +115,41 @@ def test_the_worked_solutions_print_format_ok_in_the_notebook():
     lines = _stored_check_lines("solutions")
     assert set(lines) == set(public.SPECS)
     for part, text in lines.items():
-        assert text.startswith(f"{part}: format ok -- the grader will score it"), text
-        assert "not the values" in text and "pass" not in text
+        verdict, *checked = text.splitlines()
+        assert re.fullmatch(rf"{re.escape(part)}: format ok \((\d+) checks?, not the values\) "
+                            r"-- the grader will score it", verdict), text
+        assert checked and checked[0].startswith("    checked: ") and "pass" not in text
+        assert all(line.startswith(" " * 13) for line in checked[1:]), text
+        # every check is listed, each of them once (the labels are joined by "; ")
+        listed = " ".join(line.strip() for line in checked).removeprefix("checked: ")
+        assert len(listed.split("; ")) == int(re.search(r"\((\d+) check", verdict)[1])
+        assert max(len(line) for line in text.splitlines()) <= 88, text
+
+
+def test_a_format_ok_verdict_fits_the_page_and_lists_every_check():
+    # the longest part name and labels long enough to need several lines, one longer than a line
+    labels = ["outcome_sampling_regrets returns increments at the player's infosets",
+              "sampled_regret_means returns a (936, 3) array", "x is a number",
+              "a label " + "that goes on and on " * 6 + "until it ends"]
+    lines = public.FormatResult("L15(g)", labels, []).lines()
+    assert lines[0] == "L15(g): format ok (4 checks, not the values) -- the grader will score it"
+    assert lines[1] == "    checked: outcome_sampling_regrets returns increments at the player's infosets;"
+    assert lines[2] == "             sampled_regret_means returns a (936, 3) array; x is a number;"
+    assert all(len(line) <= 88 for line in lines) and all(line.startswith(" " * 13) for line in lines[2:])
+    assert " ".join(" ".join(lines[1:]).split()) == "checked: " + "; ".join(" ".join(x.split()) for x in labels)
+    one = public.FormatResult("27.2(a)", ["value is a number"], []).lines()
+    assert one == ["27.2(a): format ok (1 check, not the values) -- the grader will score it",
+                   "    checked: value is a number"]
+
+
+def test_a_not_ready_verdict_counts_the_failures_and_prints_every_hint(capsys):
+    result = public.FormatResult("27.4(b)", ["a is a number", "b is a probability"], ["b is a probability: no"])
+    assert result.lines() == ["27.4(b): not ready -- 1 of 2 format checks fail", "    hint: b is a probability: no"]
+    check("27.4(b)")              # outside a notebook no name is defined: both checks fail
+    assert capsys.readouterr().out == (
+        "27.4(b): not ready -- 2 of 2 format checks fail\n"
+        "    hint: ev_bet_jack(q) returns a number: `ev_bet_jack` is not defined\n"
+        "    hint: call_queen_p2 is a probability: `call_queen_p2` is not defined\n")
 
 
 @pytest.mark.parametrize("part", list(public.SPECS))
@@ -153,19 +190,7 @@ def test_the_course_build_of_the_book_has_no_solution_pages(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "book_config.py"), "--out", str(tmp_path), "--no-solutions"],
                    check=True, timeout=60, capture_output=True)
     full = (ROOT / "_toc.yml").read_text()
-    course = yaml.safe_load(target.read_text())
-    files = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-    walk(course)
+    files = book_config.toc_files(yaml.safe_load(target.read_text()))
     assert "solutions/27_4_kuhn_poker_by_hand" in full
     assert not [f for f in files if f.startswith("solutions/")]
     assert {f"exercises/{ex.slug}" for ex in MATERIAL.EXERCISES.values()} <= set(files)
@@ -184,7 +209,7 @@ def test_the_notebook_side_needs_no_grading_extra():
               "'call_queen_p2': 0.5})).line())\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("27.4(b): format ok -- the grader will score it")
+    assert done.stdout == "27.4(b): format ok (2 checks, not the values) -- the grader will score it\n"
 
 
 @pytest.mark.slow

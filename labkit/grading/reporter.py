@@ -262,10 +262,11 @@ def verify_record(data, nonce, part_id):
 def check(part_id):
     """Report your answer to one part; in the notebook, also print whether its format is right.
 
-    Prints one line, ``27.4(a): format ok -- the grader will score it (checked here: ...)``,
-    or ``27.4(a): not ready -- ...`` followed by hints (a missing name, a wrong shape, a row
-    that is not a probability distribution). The notebook checks only the form of the answer;
-    the points are decided by the instructor's grader.
+    Prints one line, ``27.4(a): format ok (3 checks, not the values) -- the grader will score
+    it``, followed by what was checked, or ``27.4(a): not ready -- ...`` followed by hints (a
+    missing name, a wrong shape, a row that is not a probability distribution); see
+    `labkit.grading.public.FormatResult`. The notebook checks only the form of the answer; the
+    points are decided by the instructor's grader.
     """
     if _sealed is not None:
         _sealed(part_id)
@@ -275,7 +276,5 @@ def check(part_id):
     shell = get_ipython()
     namespace = shell.user_ns if shell is not None else {}
     result = feedback(part_id, collect(part_id, namespace))
-    print(result.line())
-    for hint in result.hints:
-        print(f"    hint: {hint}")
+    print("\n".join(result.lines()))
 

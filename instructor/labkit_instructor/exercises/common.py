@@ -12,11 +12,12 @@ def how_to(number):
     return md(f"""
         **How this notebook is graded.** Write your code in the cells marked *answer* (their tag is
         `answer`) and your arguments in the markdown cells that say *Write your answer here*. Each
-        `check(...)` cell looks at the form of your answer and prints one line, such as
-        `{number}(a): format ok -- the grader will score it`, or hints when something is off (a name
-        not defined, a wrong shape, a row that is not a probability distribution). It does not know
-        the answers: the points are decided by your instructor's grader, which runs only your answer
-        cells, in a fresh sandboxed kernel, in front of its own copy of the check cells, so code you
-        put in other cells, or changes to the check cells, are not seen. Keep each part's code in its
-        own answer cell; the written parts are graded by hand.
+        `check(...)` cell looks at the form of your answer and prints a verdict such as
+        `{number}(a): format ok (N checks, not the values) -- the grader will score it`, with the
+        checks it ran under it, or hints when something is off (a name not defined, a wrong shape,
+        a row that is not a probability distribution). It does not know the answers: the points
+        are decided by your instructor's grader, which runs only your answer cells, in a fresh
+        sandboxed kernel, in front of its own copy of the check cells, so code you put in other
+        cells, or changes to the check cells, are not seen. Keep each part's code in its own answer
+        cell; the written parts are graded by hand.
     """)

@@ -111,11 +111,9 @@ settle = solve_ivp(
 x_hat, y_hat = settle.y[:3, -1], settle.y[3:, -1]
 # at the regularized equilibrium each player's regularized payoff is the same
 # for all actions
-print(
-    "regularized payoffs at (x_hat, y_hat):",
-    np.round(A @ y_hat - alpha * np.log(x_hat / rho), 6),
-    np.round(-A.T @ x_hat - alpha * np.log(y_hat / sigma), 6),
-)
+print("regularized payoffs at (x_hat, y_hat):")
+print("  player 1:", np.round(A @ y_hat - alpha * np.log(x_hat / rho), 6))
+print("  player 2:", np.round(-A.T @ x_hat - alpha * np.log(y_hat / sigma), 6))
 print("x_hat =", np.round(x_hat, 4), " y_hat =", np.round(y_hat, 4))
 
 times = np.linspace(0, 40, 201)
@@ -130,7 +128,8 @@ path = solve_ivp(
     atol=1e-13,
 )
 kl_regularized = kl(x_hat[:, None], path.y[:3]) + kl(y_hat[:, None], path.y[3:])
-print("divergence at t = 0, 10, 20, 30, 40:", np.round(kl_regularized[::50], 6))
+print("divergence at t = 0, 10, 20, 30, 40:")
+print(np.round(kl_regularized[::50], 6))
 print("never increases:", bool(np.all(np.diff(kl_regularized) <= 0)))
 '''
 

@@ -86,7 +86,8 @@ def double_oracle(start, max_iterations=50):
 
 
 run = double_oracle(lk.uniform_policy(kuhn).probs)
-print("NashConv after each iteration:", np.round(run["nash_convs"], 4))
+print("NashConv after each iteration:")
+print(np.round(run["nash_convs"], 4))
 print("population sizes:", len(run["population_1"]), len(run["population_2"]))
 value = lk.expected_payoffs(kuhn, run["policy"])[0]
 print(f"value for player 1: {value:.6f} (-1/18 = {-1 / 18:.6f})")

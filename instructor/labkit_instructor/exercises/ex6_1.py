@@ -45,8 +45,10 @@ def count_deviations(key):
             "bhv": int(np.prod(sizes, dtype=int)) * internal}
 
 
+print(f"{'infoset':14s}", *(f"{t:>6s}" for t in TYPES))
 for key in ("Ks|||", "Qh||r|", "Qh|Ks|rrc|cr"):
-    print(f"{key:14s}", count_deviations(key))
+    counts = count_deviations(key)
+    print(f"{key:14s}", *(f"{counts[t]:6d}" for t in TYPES))
 '''
 
 REGRET_TEMPLATE = '''

@@ -407,7 +407,9 @@ def external_sampling_regrets(policy, player, uniforms):
     return {keys[I]: r for I, r in regrets.items()}
 
 
-print(external_sampling_regrets(uniform, 0, np.random.default_rng(1).random(64)))
+increments = external_sampling_regrets(uniform, 0, np.random.default_rng(1).random(64))
+for key, r in increments.items():
+    print(f"{key:14s}", r)
 '''
 
 MCCFR_TEMPLATE = '''

@@ -9,6 +9,7 @@ nothing the exercise text does not. The points are decided by the grader's hidde
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -32,21 +33,61 @@ def public_part(part, names, max_points, feedback, probes=None):
 
 @dataclass
 class FormatResult:
-    """What the notebook's check found: the format checks run and the hints of those that fail."""
+    """What the notebook's check found: the format checks run and the hints of those that fail.
+
+    `lines` is what the check cell prints, every line at most `WIDTH` characters (the book's page)
+    apart from a hint that quotes something long of the student's: first the verdict (`line`),
+    then either what was checked or one ``hint:`` line per failing check::
+
+        27.4(a): format ok (3 checks, not the values) -- the grader will score it
+            checked: ev_bet_queen is a number; ev_check_queen(call, bluff) returns numbers;
+                     call_with_queen is a probability
+    """
     part: str
     checked: list
     hints: list
+
+    WIDTH = 88
+    CHECKED = "    checked: "
 
     @property
     def ok(self):
         return not self.hints
 
     def line(self):
-        """One line, honest about its reach: it checked the form, not the values."""
+        """The verdict in one line, honest about its reach: it checked the form, not the values."""
+        count = f"{len(self.checked)} check{'' if len(self.checked) == 1 else 's'}"
         if self.ok:
-            return (f"{self.part}: format ok -- the grader will score it "
-                    f"(checked here: {', '.join(self.checked)}; not the values)")
+            return f"{self.part}: format ok ({count}, not the values) -- the grader will score it"
         return f"{self.part}: not ready -- {len(self.hints)} of {len(self.checked)} format checks fail"
+
+    def details(self):
+        """The lines under the verdict: the checks run (when all pass) or a hint per failure."""
+        if not self.ok:
+            return [f"    hint: {hint}" for hint in self.hints]
+        return _packed(self.checked, self.CHECKED, self.WIDTH)
+
+    def lines(self):
+        """Everything the check cell prints: `line`, then `details`."""
+        return [self.line(), *self.details()]
+
+
+def _packed(labels, lead, width):
+    """The labels joined by "; " after `lead`, broken between labels so that every line is at
+    most `width` wide (continuation lines indented under the first label); a label too long for
+    a line of its own is broken at its spaces."""
+    indent = " " * len(lead)
+    pieces = [label + ";" for label in labels[:-1]] + list(labels[-1:])
+    lines, prefix, current = [], lead, ""
+    for piece in pieces:
+        joined = f"{current} {piece}" if current else piece
+        if current and len(prefix) + len(joined) > width:
+            lines.append(prefix + current)
+            prefix, joined = indent, piece
+        current = joined
+    lines.append(prefix + current)
+    return [part for line in lines
+            for part in textwrap.wrap(line, width, subsequent_indent=indent)]
 
 
 class FormatChecks:
