@@ -21,12 +21,6 @@ LIMIT = 88
 NOT_YET = {
     "chapters/06_hindsight_rationality.ipynb",
     "chapters/appendix_efr_reproduction.ipynb",
-    *(f"solutions/{name}.ipynb" for name in [
-        "27_1_no_regret_minimax", "27_2_biased_rock_paper_scissors", "27_3_mirror_descent_orbits",
-        "27_4_kuhn_poker_by_hand", "27_5_cfr_weightings", "27_6_climbing_game",
-        "27_7_value_factorization", "27_8_intransitive_preferences",
-        "4_1_sampled_counterfactual_values", "5_1_double_oracle", "6_1_deviation_regrets",
-        "lab15_leduc_solvers"]),
 }
 
 
