@@ -266,7 +266,7 @@ def policy_bars(ax, probs, infosets, action_names, title=None):
     return ax
 
 
-def publish(fig, name):
+def publish(fig, name, *, native_size=False):
     """Show a finished figure and hand it to the book under `name`.
 
     In the book, a markdown cell places it as a numbered figure with a caption and alt text::
@@ -281,13 +281,40 @@ def publish(fig, name):
     and the prose cites it as ``{numref}`name```. Where Jupyter Book's ``myst_nb`` is not
     installed (Colab, JupyterLite) the figure is simply shown. The figure is closed afterwards, so
     pyplot does not show it a second time at the end of the cell.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    name : str
+        The name the ``{glue:figure}`` directive refers to.
+    native_size : bool, default False
+        By default the notebook renders the figure as it renders any figure: cropped to what is
+        drawn plus a margin (``bbox_inches="tight"``), so the picture is a few pixels larger or
+        smaller than ``figsize x dpi``. With ``native_size=True`` the figure is handed over as a
+        PNG of exactly ``figsize x dpi`` pixels instead (``fig.savefig`` without cropping). Use
+        it for figures whose text was sized for the column, such as heatmaps of printed
+        numbers: at 7.4 in and 100 dpi the page shrinks the picture only to its 714 px column,
+        and 7.5 pt digits stay 10 px high.
     """
     from IPython.display import display
+    shown = _native_png(fig) if native_size else fig
     try:
         from myst_nb import glue
     except ImportError:
-        display(fig)
+        display(shown)
     else:
-        glue(name, fig, display=True)
+        glue(name, shown, display=True)
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def _native_png(fig):
+    """`fig` as an IPython PNG image of exactly figsize x dpi pixels (no cropping, no timestamp)."""
+    import io
+
+    import matplotlib as mpl
+    from IPython.display import Image
+    buffer = io.BytesIO()
+    with mpl.rc_context({"savefig.bbox": "standard"}):    # whatever the reader's rcParams say
+        fig.savefig(buffer, format="png", dpi=fig.dpi, metadata={"Software": None})
+    return Image(data=buffer.getvalue(), format="png")

@@ -1,4 +1,5 @@
 """labkit.plot and labkit.widgets: the figure and widget helpers the chapters share."""
+import io
 import struct
 import sys
 
@@ -216,6 +217,37 @@ def test_publish_glues_the_figure_for_the_book_and_closes_it(monkeypatch):
     lk.plot.publish(fig, "fig-test")
     assert shown == [fig] and len(glued) == 1
     assert not plt.fignum_exists(fig.number)
+
+
+def test_publish_at_native_size_hands_over_a_png_of_figsize_times_dpi(monkeypatch):
+    """native_size=True: the glued (or, without myst_nb, shown) object is a PNG of exactly
+    figsize x dpi pixels, also where the reader's rcParams would crop saved figures."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import IPython.display
+    import myst_nb
+    from PIL import Image
+    shown, glued = [], []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
+    monkeypatch.setattr(myst_nb, "glue", lambda name, obj, display=True: glued.append((name, obj, display)))
+    monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", "tight")
+
+    def png_size(image):
+        assert isinstance(image, IPython.display.Image) and image.format == "png"
+        return Image.open(io.BytesIO(image.data)).size
+
+    fig, ax = plt.subplots(figsize=(3.1, 1.7), dpi=100)
+    ax.set_title("a title the tight crop would keep")
+    lk.plot.publish(fig, native_size=True, name="fig-test")
+    [(name, image, display)] = glued
+    assert (name, display) == ("fig-test", True) and png_size(image) == (310, 170)
+    assert shown == [] and not plt.fignum_exists(fig.number)
+
+    monkeypatch.setitem(sys.modules, "myst_nb", None)          # `import myst_nb` now fails
+    fig = matplotlib.figure.Figure(figsize=(2.0, 1.2), dpi=50)
+    fig.subplots().plot([0, 1])
+    lk.plot.publish(fig, "fig-test", native_size=True)
+    assert len(shown) == 1 and png_size(shown[0]) == (100, 60) and len(glued) == 1
 
 
 def test_policy_bars_draw_each_action_share_of_each_infoset():
