@@ -14,7 +14,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ON_THE_MODEL = ["01_many_learners", "02_learning_dynamics", "03_counterfactual_regret",
-                "04_scaling_up", "05_self_play_and_populations", "08_general_sum_and_language"]
+                "04_scaling_up", "05_self_play_and_populations", "06_hindsight_rationality",
+                "07_cooperation", "09_lab15_leduc",
+                "08_general_sum_and_language"]
 PUBLISH_NAME = re.compile(r"""["'](fig-[\w-]+)["']\s*,?\s*\)\s*$""")
 
 

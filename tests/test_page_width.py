@@ -18,10 +18,7 @@ import book_config  # noqa: E402  (scripts/ is not a package)
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 88
 
-NOT_YET = {
-    "chapters/06_hindsight_rationality.ipynb",
-    "chapters/appendix_efr_reproduction.ipynb",
-}
+NOT_YET = set()
 
 
 def published_notebooks():
