@@ -145,7 +145,8 @@ def _load():
 
 def kernels():
     """The compiled loops of ``paper_kernels.cpp`` as ctypes functions (a namespace with
-    ``block_update``, ``immediate_regrets`` and ``counterfactual_values``)."""
+    ``block_update``, ``immediate_regrets``, ``counterfactual_values``,
+    ``counterfactual_values_split`` and ``player_update``)."""
     global _kernels
     if _kernels is None:
         _load()
@@ -157,6 +158,8 @@ def kernels():
             "block_update": [size, size, pointer, pointer, pointer, pointer, pointer, pointer, size,
                              pointer, pointer],
             "counterfactual_values": [size, size, size, *[pointer] * 9, size, *[pointer] * 7],
+            "counterfactual_values_split": [size, size, size, *[pointer] * 10, size, *[pointer] * 7],
+            "player_update": [size, size, size, *[pointer] * 9, size, size, size, *[pointer] * 6],
         }
         functions = {}
         for name, argtypes in signatures.items():

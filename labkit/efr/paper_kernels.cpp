@@ -115,10 +115,17 @@ extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
 //   then q(I, a) = sum_h v(ha) and v(I) = sum_h v(h) over the player's histories with
 //   r(h) > 0, in the given (depth-first) order, starting from 0.0 as np.bincount does.
 // mover is -1 at chance nodes and -4 at terminals; infoset is -1 where no one decides.
-extern "C" void labkit_efr_counterfactual_values(
+//
+// `own` is read at the player's nodes, `others` at everyone else's: the learner's round passes
+// its own strategy and the opponents' profile without first merging them into one array (the
+// result is the same as for the merged profile, np.where(mine, own, others): at chance nodes the
+// probability read is never used, every chance child being counted).
+// q, v and reached are only added to (q[i, a] += ..., from the caller's zeros) at the player's
+// infosets, so one zeroed array can collect every player's values.
+extern "C" void labkit_efr_counterfactual_values_split(
     long histories, long actions, long player, const long* parent, const long* mover,
     const long* infoset, const long* action, const double* chance_prob, const double* payoff,
-    const long* first_child, const long* num_children, const double* profile,
+    const long* first_child, const long* num_children, const double* own, const double* others,
     long ordered_count, const long* ordered, double* weight, double* value,
     double* action_value, double* q, double* v, unsigned char* reached) {
   const long kChance = -1, kTerminal = -4;
@@ -127,7 +134,7 @@ extern "C" void labkit_efr_counterfactual_values(
     const long p = parent[h];
     const long who = mover[p];
     double factor = who == kChance ? chance_prob[h] : 1.0;
-    if (who >= 0 && who != player) factor = profile[infoset[p] * actions + action[h]];
+    if (who >= 0 && who != player) factor = others[infoset[p] * actions + action[h]];
     weight[h] = weight[p] * factor;
   }
   for (long h = 0; h < histories * actions; ++h) action_value[h] = 0.0;
@@ -137,17 +144,17 @@ extern "C" void labkit_efr_counterfactual_values(
       value[h] = payoff[h] * weight[h];
       continue;
     }
-    const bool own = who == player;
+    const bool own_node = who == player;
     const long row = infoset[h] > 0 ? infoset[h] : 0;
     double total = 0.0;
     for (long k = 0; k < num_children[h]; ++k) {
       const long child = first_child[h] + k;
       const long a = who >= 0 ? action[child] : 0;
       const double child_value = value[child];
-      const double prob = profile[row * actions + a];
-      const double term = own ? prob * child_value : child_value;
-      if (who == kChance || own || prob > 0) total = total + term;
-      if (own) action_value[h * actions + a] = child_value;
+      const double prob = (own_node ? own : others)[row * actions + a];
+      const double term = own_node ? prob * child_value : child_value;
+      if (who == kChance || own_node || prob > 0) total = total + term;
+      if (own_node) action_value[h * actions + a] = child_value;
     }
     value[h] = total;
   }
@@ -158,5 +165,65 @@ extern "C" void labkit_efr_counterfactual_values(
     for (long a = 0; a < actions; ++a) q[i * actions + a] += action_value[h * actions + a];
     v[i] += value[h];
     reached[i] = 1;
+  }
+}
+
+// The same pass on one merged profile (own and others alike).
+extern "C" void labkit_efr_counterfactual_values(
+    long histories, long actions, long player, const long* parent, const long* mover,
+    const long* infoset, const long* action, const double* chance_prob, const double* payoff,
+    const long* first_child, const long* num_children, const double* profile,
+    long ordered_count, const long* ordered, double* weight, double* value,
+    double* action_value, double* q, double* v, unsigned char* reached) {
+  labkit_efr_counterfactual_values_split(histories, actions, player, parent, mover, infoset, action,
+                                         chance_prob, payoff, first_child, num_children, profile,
+                                         profile, ordered_count, ordered, weight, value,
+                                         action_value, q, v, reached);
+}
+
+// The solver of eigen_fixed_point.cpp (another translation unit: the same machine code whoever
+// calls it).
+extern "C" int labkit_eigen_fixed_points(long B, long A, const double* external,
+                                         const double* internal, const unsigned char* legal,
+                                         double* out);
+
+// Step 4 of the round for all of one player's rows, block by block (shallowest first), what
+// learner.py's loop does with numpy and one solver call per block:
+//   new_weight[r] = ((1.0 * flat[f_r1]) * flat[f_r2]) ... (sequential_products of the row's
+//                   factors, read from the strategy as the earlier blocks left it);
+//   labkit_efr_block_update on the block's rows (steps 3 and 4 fused), y one row per infoset;
+//   the solver on each infoset the others reach, written straight into the strategy (the
+//   solver treats infosets one at a time, so calling it per infoset gives the batch's bits;
+//   infosets that are not reached keep their strategy and need no solve).
+// Rows, regrets, weights and row_infoset/active/factors are those of the player (row 0 = the
+// player's first row); block k holds rows block_rows[k] .. block_rows[k+1] - 1 and the infosets
+// infosets[block_infosets[k] ..], with segment starts (relative to the block) at the same
+// positions of `starts`. y is scratch space for the largest block's infosets x slots.
+extern "C" void labkit_efr_player_update(
+    long actions, long slots, long depth, double* flat, const long* row_factors,
+    double* regrets, const double* played_weight, const double* rho, const long* row_infoset,
+    const unsigned char* active, const unsigned char* legal, const unsigned char* reached,
+    long external_offset, long internal_offset, long blocks, const long* block_rows,
+    const long* block_infosets, const long* infosets, const long* starts, double* new_weight,
+    double* y) {
+  for (long b = 0; b < blocks; ++b) {
+    const long first = block_rows[b], stop = block_rows[b + 1];
+    for (long r = first; r < stop; ++r) {
+      double product = 1.0;
+      for (long k = 0; k < depth; ++k) product = product * flat[row_factors[r * depth + k]];
+      new_weight[r] = product;
+    }
+    const long offset = block_infosets[b], count = block_infosets[b + 1] - offset;
+    labkit_efr_block_update(stop - first, slots, regrets + first * slots, played_weight + first,
+                            rho, row_infoset + first, active + first * slots, new_weight + first,
+                            count, starts + offset, y);
+    for (long k = 0; k < count; ++k) {
+      const long i = infosets[offset + k];
+      if (!reached[i]) continue;
+      const double* row = y + k * slots;
+      labkit_eigen_fixed_points(1, actions, external_offset >= 0 ? row + external_offset : nullptr,
+                                internal_offset >= 0 ? row + internal_offset : nullptr,
+                                legal + i * actions, flat + i * actions);
+    }
   }
 }

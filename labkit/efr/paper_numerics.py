@@ -194,6 +194,32 @@ def counterfactual_values_compiled(game, profile, player):
     return q, v, reached.astype(bool)
 
 
+def counterfactual_values_into(game, own, others, player, q, v, reached, scratch=None):
+    """`counterfactual_values` of `player` on the merged profile ``np.where(mine, own, others)``
+    (mine: the player's infosets), compiled, added into the caller's arrays: q (I, A) and v (I,)
+    float64 and reached (I,) uint8, zeros where the player's infosets are (as the numpy
+    function's fresh arrays are), so that one set of arrays collects every player's values."""
+    from labkit.efr.eigen import kernels
+    g = game
+    H, A = g.num_histories, g.num_actions
+    tables = _tree_tables(g)
+    ordered = tables["ordered"][player]
+    scratch = {} if scratch is None else scratch
+    if not scratch:                      # per-history work arrays, overwritten by every pass
+        scratch.update(weight=np.empty(H), value=np.empty(H), action_value=np.empty((H, A)))
+    for array, kind in ((own, np.float64), (others, np.float64), (q, np.float64), (v, np.float64),
+                        (reached, np.uint8)):
+        if array.dtype != kind or not array.flags.c_contiguous:
+            raise ValueError(f"counterfactual_values_into needs C-contiguous {np.dtype(kind).name} arrays")
+    kernels().counterfactual_values_split(
+        H, A, int(player), *(_pointer(tables[k]) for k in ("parent", "mover", "infoset", "action")),
+        _pointer(tables["chance_prob"]), _pointer(tables["payoff"][player]),
+        _pointer(tables["first_child"]), _pointer(tables["num_children"]), _pointer(own),
+        _pointer(others), len(ordered), _pointer(ordered), _pointer(scratch["weight"]),
+        _pointer(scratch["value"]), _pointer(scratch["action_value"]), _pointer(q), _pointer(v),
+        _pointer(reached))
+
+
 def _tree_tables(game):
     """The tree as contiguous int64/float64 arrays for the compiled pass (cached on the game),
     with each player's histories in depth-first order."""
@@ -287,3 +313,63 @@ def block_update_numpy(regrets, played_weight, rho, row_infoset, row_active, new
     """`block_update` in numpy (the reference the compiled loop equals bit for bit)."""
     accumulate_regrets_numpy(regrets, played_weight, rho, row_infoset, row_active)
     return positive_segment_sums_numpy(regrets, new_weight, starts)
+
+
+class PlayerPlan:
+    """One player's rows of a `DeviationStructure`, laid out for `player_update` (built once per
+    learner and player): the row arrays as contiguous views, the blocks' row bounds, and their
+    infosets and segment starts concatenated."""
+
+    def __init__(self, game, structure, player):
+        st = structure
+        blocks = st.blocks[player]
+        first = blocks[0][0].start if blocks else 0
+        stop = blocks[-1][0].stop if blocks else 0
+        self.rows = slice(first, stop)
+        self.row_factors = np.ascontiguousarray(st.row_factors[first:stop], dtype=np.int64)
+        self.depth = self.row_factors.shape[1]
+        self.row_infoset = np.ascontiguousarray(st.row_infoset[first:stop], dtype=np.int64)
+        self.row_active = np.ascontiguousarray(st.row_active[first:stop], dtype=np.bool_)
+        self.block_rows = np.array([b.start - first for b, _, _ in blocks] + [stop - first], dtype=np.int64)
+        counts = [len(infosets) for _, infosets, _ in blocks]
+        self.block_infosets = np.r_[0, np.cumsum(counts, dtype=np.int64)].astype(np.int64)
+        concat = (lambda parts: np.ascontiguousarray(np.concatenate(parts), dtype=np.int64)
+                  if parts else np.zeros(0, np.int64))
+        self.infosets = concat([infosets for _, infosets, _ in blocks])
+        self.starts = concat([starts for _, _, starts in blocks])
+        self.y = np.empty((max(counts, default=0), st.num_slots))
+        self.legal = _legal_bytes(game)
+        self.external_offset = 0 if st.has_external else -1
+        self.internal_offset = st.internal_offset if st.has_internal else -1
+        self.num_slots = st.num_slots
+        self.num_actions = game.num_actions
+        for name in ("row_factors", "row_infoset", "row_active", "block_rows", "block_infosets",
+                     "infosets", "starts", "y", "legal"):
+            setattr(self, f"_{name}_at", _pointer(getattr(self, name)))
+
+
+def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
+    """Steps 3 and 4 of the round for one player, compiled: for each of its blocks, shallowest
+    first, the time-selection weights under the strategy as the earlier blocks left it
+    (`sequential_products`), `block_update`, and the authors' solver (`labkit.efr.eigen`) on
+    the infosets the others reach, written into `flat` (the strategy vector with its trailing
+    1.0). The same bits as `labkit.efr.EFR`'s block loop with numpy and one solver call per
+    block. `regrets` is the learner's whole table, `played_weight` and `new_weight` (output) the
+    player's rows, `rho` (I, S), `reached` (I,) uint8."""
+    from labkit.efr.eigen import kernels
+    _require_layout(regrets)
+    rows = plan.rows
+    checks = ((flat, np.float64, None), (played_weight, np.float64, (rows.stop - rows.start,)),
+              (new_weight, np.float64, (rows.stop - rows.start,)), (rho, np.float64, None),
+              (reached, np.uint8, plan.legal.shape[:1]))
+    for array, kind, shape in checks:
+        if array.dtype != kind or not array.flags.c_contiguous or (shape and array.shape != shape):
+            raise ValueError("player_update needs C-contiguous arrays of the plan's shapes")
+    if regrets.shape[1] != plan.num_slots or rho.shape[1:] != (plan.num_slots,):
+        raise ValueError("regrets and rho must have the structure's slots")
+    kernels().player_update(
+        plan.num_actions, plan.num_slots, plan.depth, _pointer(flat), plan._row_factors_at,
+        _pointer(regrets) + rows.start * plan.num_slots * 8, _pointer(played_weight), _pointer(rho),
+        plan._row_infoset_at, plan._row_active_at, plan._legal_at, _pointer(reached),
+        plan.external_offset, plan.internal_offset, len(plan.block_rows) - 1, plan._block_rows_at,
+        plan._block_infosets_at, plan._infosets_at, plan._starts_at, _pointer(new_weight), plan._y_at)
