@@ -114,6 +114,7 @@ extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
 //             another player: v(ha) where pi(a) > 0);
 //   then q(I, a) = sum_h v(ha) and v(I) = sum_h v(h) over the player's histories with
 //   r(h) > 0, in the given (depth-first) order, starting from 0.0 as np.bincount does.
+// action_value (histories x actions) is scratch space: only the player's rows are written.
 // mover is -1 at chance nodes and -4 at terminals; infoset is -1 where no one decides.
 //
 // `own` is read at the player's nodes, `others` at everyone else's: the learner's round passes
@@ -137,7 +138,8 @@ extern "C" void labkit_efr_counterfactual_values_split(
     if (who >= 0 && who != player) factor = others[infoset[p] * actions + action[h]];
     weight[h] = weight[p] * factor;
   }
-  for (long h = 0; h < histories * actions; ++h) action_value[h] = 0.0;
+  // action_value is read only at the player's histories (below), so only their rows are zeroed
+  // (each where it is filled), not all histories x actions
   for (long h = histories - 1; h >= 0; --h) {
     const long who = mover[h];
     if (who == kTerminal) {
@@ -147,6 +149,9 @@ extern "C" void labkit_efr_counterfactual_values_split(
     const bool own_node = who == player;
     const long row = infoset[h] > 0 ? infoset[h] : 0;
     double total = 0.0;
+    if (own_node) {
+      for (long a = 0; a < actions; ++a) action_value[h * actions + a] = 0.0;
+    }
     for (long k = 0; k < num_children[h]; ++k) {
       const long child = first_child[h] + k;
       const long a = who >= 0 ? action[child] : 0;
@@ -187,6 +192,8 @@ extern "C" int labkit_eigen_fixed_points(long B, long A, const double* external,
                                          const double* internal, const unsigned char* legal,
                                          double* out);
 
+#include <cstring>
+
 // Step 4 of the round for all of one player's rows, block by block (shallowest first), what
 // learner.py's loop does with numpy and one solver call per block:
 //   new_weight[r] = ((1.0 * flat[f_r1]) * flat[f_r2]) ... (sequential_products of the row's
@@ -195,6 +202,11 @@ extern "C" int labkit_eigen_fixed_points(long B, long A, const double* external,
 //   the solver on each infoset the others reach, written straight into the strategy (the
 //   solver treats infosets one at a time, so calling it per infoset gives the batch's bits;
 //   infosets that are not reached keep their strategy and need no solve).
+// The solver is a deterministic function of the infoset's y row (and its legal actions), and
+// many rows repeat from one round to the next (no regret of the infoset changed: 30-90 % in
+// tiny bridge), so the last solved y row and strategy of each infoset are kept (solved_y,
+// solved_sigma, solved flags: position k of the player's infosets in block order) and a row
+// with the same bytes reuses the strategy instead of solving again.
 // Rows, regrets, weights and row_infoset/active/factors are those of the player (row 0 = the
 // player's first row); block k holds rows block_rows[k] .. block_rows[k+1] - 1 and the infosets
 // infosets[block_infosets[k] ..], with segment starts (relative to the block) at the same
@@ -205,7 +217,8 @@ extern "C" void labkit_efr_player_update(
     const unsigned char* active, const unsigned char* legal, const unsigned char* reached,
     long external_offset, long internal_offset, long blocks, const long* block_rows,
     const long* block_infosets, const long* infosets, const long* starts, double* new_weight,
-    double* y) {
+    double* y, double* solved_y, double* solved_sigma, unsigned char* solved) {
+  const size_t row_bytes = sizeof(double) * slots, sigma_bytes = sizeof(double) * actions;
   for (long b = 0; b < blocks; ++b) {
     const long first = block_rows[b], stop = block_rows[b + 1];
     for (long r = first; r < stop; ++r) {
@@ -218,12 +231,50 @@ extern "C" void labkit_efr_player_update(
                             rho, row_infoset + first, active + first * slots, new_weight + first,
                             count, starts + offset, y);
     for (long k = 0; k < count; ++k) {
-      const long i = infosets[offset + k];
+      const long i = infosets[offset + k], position = offset + k;
       if (!reached[i]) continue;
       const double* row = y + k * slots;
+      double* strategy = flat + i * actions;
+      double* kept_y = solved_y + position * slots;
+      double* kept_sigma = solved_sigma + position * actions;
+      if (solved[position] && std::memcmp(kept_y, row, row_bytes) == 0) {
+        std::memcpy(strategy, kept_sigma, sigma_bytes);
+        continue;
+      }
       labkit_eigen_fixed_points(1, actions, external_offset >= 0 ? row + external_offset : nullptr,
                                 internal_offset >= 0 ? row + internal_offset : nullptr,
-                                legal + i * actions, flat + i * actions);
+                                legal + i * actions, strategy);
+      std::memcpy(kept_y, row, row_bytes);
+      std::memcpy(kept_sigma, strategy, sigma_bytes);
+      solved[position] = 1;
     }
+  }
+}
+
+// The terminal reaches of one profile (labkit.evaluate._reach(game, edge_probabilities(game,
+// probs))[:, game.terminals]), for a tree numbered breadth first:
+//   e(h)    = probs[edge_source[h]] where the move into h is a decision, else chance_prob[h];
+//   F[r, h] = (r == edge_owner[h] ? e(h) : 1.0) * F[r, parent[h]], F[:, root] the same with 1.0
+//             for the missing parent,
+// which is numpy's F[:, level] *= F[:, parent[level]] on F initialized to 1 with e(h) in row
+// edge_owner[h] (x * y and y * x are the same double). `scratch` holds F, histories x rows;
+// out[r * count + k] = F[r, terminals[k]].
+extern "C" void labkit_efr_terminal_reach(long histories, long rows, const long* parent,
+                                          const long* edge_owner, const long* edge_source,
+                                          const double* chance_prob, const double* probs,
+                                          long count, const long* terminals, double* scratch,
+                                          double* out) {
+  for (long h = 0; h < histories; ++h) {
+    const double edge = edge_source[h] >= 0 ? probs[edge_source[h]] : chance_prob[h];
+    double* here = scratch + h * rows;
+    if (h == 0) {
+      for (long r = 0; r < rows; ++r) here[r] = r == edge_owner[h] ? edge : 1.0;
+      continue;
+    }
+    const double* above = scratch + parent[h] * rows;
+    for (long r = 0; r < rows; ++r) here[r] = (r == edge_owner[h] ? edge : 1.0) * above[r];
+  }
+  for (long r = 0; r < rows; ++r) {
+    for (long k = 0; k < count; ++k) out[r * count + k] = scratch[terminals[k] * rows + r];
   }
 }

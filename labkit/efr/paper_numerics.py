@@ -317,8 +317,9 @@ def block_update_numpy(regrets, played_weight, rho, row_infoset, row_active, new
 
 class PlayerPlan:
     """One player's rows of a `DeviationStructure`, laid out for `player_update` (built once per
-    learner and player): the row arrays as contiguous views, the blocks' row bounds, and their
-    infosets and segment starts concatenated."""
+    learner and player): the row arrays as contiguous views, the blocks' row bounds, their
+    infosets and segment starts concatenated, and the learner's memory of its last solves (so a
+    plan belongs to one learner)."""
 
     def __init__(self, game, structure, player):
         st = structure
@@ -338,13 +339,17 @@ class PlayerPlan:
         self.infosets = concat([infosets for _, infosets, _ in blocks])
         self.starts = concat([starts for _, _, starts in blocks])
         self.y = np.empty((max(counts, default=0), st.num_slots))
+        # the solver's last input and output per infoset (``player_update`` reuses them)
+        self.solved_y = np.empty((len(self.infosets), st.num_slots))
+        self.solved_sigma = np.empty((len(self.infosets), game.num_actions))
+        self.solved = np.zeros(len(self.infosets), dtype=np.uint8)
         self.legal = _legal_bytes(game)
         self.external_offset = 0 if st.has_external else -1
         self.internal_offset = st.internal_offset if st.has_internal else -1
         self.num_slots = st.num_slots
         self.num_actions = game.num_actions
         for name in ("row_factors", "row_infoset", "row_active", "block_rows", "block_infosets",
-                     "infosets", "starts", "y", "legal"):
+                     "infosets", "starts", "y", "legal", "solved_y", "solved_sigma", "solved"):
             setattr(self, f"_{name}_at", _pointer(getattr(self, name)))
 
 
@@ -354,7 +359,8 @@ def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
     (`sequential_products`), `block_update`, and the authors' solver (`labkit.efr.eigen`) on
     the infosets the others reach, written into `flat` (the strategy vector with its trailing
     1.0). The same bits as `labkit.efr.EFR`'s block loop with numpy and one solver call per
-    block. `regrets` is the learner's whole table, `played_weight` and `new_weight` (output) the
+    block (an infoset whose weights y repeat the bytes of its last solve reuses that solve's
+    strategy: the solver is a deterministic function of them). `regrets` is the learner's whole table, `played_weight` and `new_weight` (output) the
     player's rows, `rho` (I, S), `reached` (I,) uint8."""
     from labkit.efr.eigen import kernels
     _require_layout(regrets)
@@ -372,4 +378,48 @@ def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
         _pointer(regrets) + rows.start * plan.num_slots * 8, _pointer(played_weight), _pointer(rho),
         plan._row_infoset_at, plan._row_active_at, plan._legal_at, _pointer(reached),
         plan.external_offset, plan.internal_offset, len(plan.block_rows) - 1, plan._block_rows_at,
-        plan._block_infosets_at, plan._infosets_at, plan._starts_at, _pointer(new_weight), plan._y_at)
+        plan._block_infosets_at, plan._infosets_at, plan._starts_at, _pointer(new_weight), plan._y_at,
+        plan._solved_y_at, plan._solved_sigma_at, plan._solved_at)
+
+
+def terminal_reach_compiled(game, probs, scratch=None):
+    """``labkit.evaluate._reach(game, edge_probabilities(game, probs))[:, game.terminals]``,
+    compiled (the same bits): (n + 1, Z), every player's and chance's reach contribution at the
+    terminals. `scratch`, a (num_histories * (n + 1),) float64 array the caller keeps, saves an
+    allocation per call."""
+    from labkit.efr.eigen import kernels
+    g = game
+    tables = _reach_tables(g)
+    rows, H = g.num_players + 1, g.num_histories
+    probs = np.ascontiguousarray(probs, dtype=float)
+    if probs.shape != g.legal_mask.shape:
+        raise ValueError(f"probs must have shape {g.legal_mask.shape}, got {probs.shape}")
+    if scratch is None:
+        scratch = np.empty(H * rows)
+    elif scratch.dtype != np.float64 or not scratch.flags.c_contiguous or scratch.size < H * rows:
+        raise ValueError(f"scratch must be a C-contiguous float64 array of at least {H * rows} entries")
+    terminals = tables["terminals"]
+    out = np.empty((rows, len(terminals)))
+    kernels().terminal_reach(H, rows, _pointer(tables["parent"]), _pointer(tables["edge_owner"]),
+                             _pointer(tables["edge_source"]), _pointer(tables["chance_prob"]),
+                             _pointer(probs), len(terminals), _pointer(terminals), _pointer(scratch),
+                             _pointer(out))
+    return out
+
+
+def _reach_tables(game):
+    """The tree's edges for `terminal_reach_compiled` (cached on the game): parent, the row that
+    owns each move (edge_owner), the index of its probability in the flat profile or -1 for
+    chance's moves (edge_source), chance's probabilities and the terminals."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "reach_tables" not in cache:
+        g = game
+        source = np.full(g.num_histories, -1, dtype=np.int64)
+        source[g.decision_edges] = g.edge_seq[g.decision_edges]
+        cache["reach_tables"] = {
+            "parent": np.ascontiguousarray(g.parent, dtype=np.int64),
+            "edge_owner": np.ascontiguousarray(g.edge_owner, dtype=np.int64),
+            "edge_source": source,
+            "chance_prob": np.ascontiguousarray(g.chance_prob, dtype=float),
+            "terminals": np.ascontiguousarray(g.terminals, dtype=np.int64)}
+    return cache["reach_tables"]
