@@ -120,3 +120,22 @@ def test_split_counterfactual_pass_equals_the_merged_profile(game_name):
         assert np.array_equal(reached[mine].astype(bool), expected_reached[mine])
     with pytest.raises(ValueError, match="C-contiguous"):
         paper_numerics.counterfactual_values_into(game, own[:, ::-1], others, 0, q, v, reached)
+
+
+@pytest.mark.parametrize("kind", ["act", "cf_ex+in", "tips_ex+in"])
+def test_immediate_regrets_of_constant_action_values_equal_numpy(kind):
+    """Rows where q(I, .) is one value (unreached infosets: +0.0) take the kernel's shortcut."""
+    from labkit.efr.deviations import deviation_structure
+    game = lk.games.load("leduc_poker")
+    structure = deviation_structure(game, kind)
+    rng = np.random.default_rng(5)
+    q = rng.normal(size=game.legal_mask.shape)
+    v = rng.normal(size=game.num_infosets)
+    constants = rng.choice([0.0, -0.0, 1.5, -2.25e-17], size=game.num_infosets)
+    constant = rng.random(game.num_infosets) < 0.6
+    q[constant] = constants[constant, None]
+    v[constant & (rng.random(game.num_infosets) < 0.5)] = 0.0
+    probs = normalize_rows(game, rng.random(game.legal_mask.shape) * game.legal_mask)
+    probs[probs < 0.1] = -0.0                 # signed zeros in the products
+    assert same_bits(paper_numerics.immediate_regrets_compiled(game, structure, q, v, probs),
+                     paper_numerics.immediate_regrets(game, structure, q, v, probs))

@@ -9,6 +9,8 @@
 //
 // Arrays are C-contiguous doubles unless said otherwise; `bool` arrays are one byte per entry.
 
+#include <cstring>
+
 // numpy's maximum(x, 0.0): x if x > 0 (or x is NaN), else 0.0 (so -0.0 gives +0.0)
 static inline double positive_part(double x) { return (x > 0.0 || x != x) ? x : 0.0; }
 
@@ -28,6 +30,29 @@ extern "C" void labkit_efr_immediate_regrets(long infosets, long actions, const 
     const double* pi = probs + i * actions;
     const unsigned char* li = legal + i * actions;
     double* out = rho + i * slots;
+    // Where q(I, .) is one value c in every action (bitwise; every infoset the others do not
+    // reach has q = +0.0), every sum above adds the same terms c pi[a] in the same order, so
+    // one sum serves every slot (most infosets, late in a run, are such).
+    bool constant = true;
+    for (long a = 1; a < actions && constant; ++a) {
+      constant = std::memcmp(qi + a, qi, sizeof(double)) == 0;
+    }
+    if (constant && actions > 0) {
+      double total = -v[i];
+      for (long a = 0; a < actions; ++a) total = total + qi[0] * pi[a];
+      if (external_offset >= 0) {
+        for (long b = 0; b < actions; ++b) out[external_offset + b] = total * static_cast<double>(li[b]);
+      }
+      if (internal_offset >= 0) {
+        for (long s = 0; s < actions; ++s) {
+          for (long t = 0; t < actions; ++t) {
+            const double value = s != t ? total : 0.0;
+            out[internal_offset + s * actions + t] = value * static_cast<double>(li[s] & li[t]);
+          }
+        }
+      }
+      continue;
+    }
     if (external_offset >= 0) {
       for (long b = 0; b < actions; ++b) {
         double total = -v[i];
@@ -191,8 +216,6 @@ extern "C" void labkit_efr_counterfactual_values(
 extern "C" int labkit_eigen_fixed_points(long B, long A, const double* external,
                                          const double* internal, const unsigned char* legal,
                                          double* out);
-
-#include <cstring>
 
 // Step 4 of the round for all of one player's rows, block by block (shallowest first), what
 // learner.py's loop does with numpy and one solver call per block:
