@@ -146,7 +146,8 @@ def _load():
 def kernels():
     """The compiled loops of ``paper_kernels.cpp`` as ctypes functions (a namespace with
     ``block_update``, ``immediate_regrets``, ``counterfactual_values``,
-    ``counterfactual_values_split``, ``player_update`` and ``terminal_reach``)."""
+    ``counterfactual_values_split`` and its two halves ``others_reach`` and
+    ``counterfactual_values_given_reach``, ``player_update`` and ``terminal_reach``)."""
     global _kernels
     if _kernels is None:
         _load()
@@ -159,6 +160,8 @@ def kernels():
                              pointer, pointer],
             "counterfactual_values": [size, size, size, *[pointer] * 9, size, *[pointer] * 7],
             "counterfactual_values_split": [size, size, size, *[pointer] * 10, size, *[pointer] * 7],
+            "others_reach": [size, size, size, *[pointer] * 7],
+            "counterfactual_values_given_reach": [size, size, size, *[pointer] * 8, size, *[pointer] * 7],
             "player_update": [size, size, size, *[pointer] * 9, size, size, size, *[pointer] * 9],
             "terminal_reach": [size, size, *[pointer] * 5, size, pointer, pointer, pointer],
         }

@@ -148,13 +148,14 @@ extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
 // probability read is never used, every chance child being counted).
 // q, v and reached are only added to (q[i, a] += ..., from the caller's zeros) at the player's
 // infosets, so one zeroed array can collect every player's values.
-extern "C" void labkit_efr_counterfactual_values_split(
-    long histories, long actions, long player, const long* parent, const long* mover,
-    const long* infoset, const long* action, const double* chance_prob, const double* payoff,
-    const long* first_child, const long* num_children, const double* own, const double* others,
-    long ordered_count, const long* ordered, double* weight, double* value,
-    double* action_value, double* q, double* v, unsigned char* reached) {
-  const long kChance = -1, kTerminal = -4;
+// The top-down half: r(h) for `player` from the others' profile and chance alone (the
+// player's own probabilities are not factors of r), so every learner that plays against the
+// same profile shares it.
+extern "C" void labkit_efr_others_reach(long histories, long actions, long player,
+                                        const long* parent, const long* mover, const long* infoset,
+                                        const long* action, const double* chance_prob,
+                                        const double* others, double* weight) {
+  const long kChance = -1;
   weight[0] = 1.0;
   for (long h = 1; h < histories; ++h) {
     const long p = parent[h];
@@ -163,6 +164,16 @@ extern "C" void labkit_efr_counterfactual_values_split(
     if (who >= 0 && who != player) factor = others[infoset[p] * actions + action[h]];
     weight[h] = weight[p] * factor;
   }
+}
+
+// The bottom-up half and the infoset sums, given r(h) (labkit_efr_others_reach).
+extern "C" void labkit_efr_counterfactual_values_given_reach(
+    long histories, long actions, long player, const long* mover, const long* infoset,
+    const long* action, const double* payoff, const long* first_child, const long* num_children,
+    const double* own, const double* others, long ordered_count, const long* ordered,
+    const double* weight, double* value, double* action_value, double* q, double* v,
+    unsigned char* reached) {
+  const long kChance = -1, kTerminal = -4;
   // action_value is read only at the player's histories (below), so only their rows are zeroed
   // (each where it is filled), not all histories x actions
   for (long h = histories - 1; h >= 0; --h) {
@@ -196,6 +207,20 @@ extern "C" void labkit_efr_counterfactual_values_split(
     v[i] += value[h];
     reached[i] = 1;
   }
+}
+
+extern "C" void labkit_efr_counterfactual_values_split(
+    long histories, long actions, long player, const long* parent, const long* mover,
+    const long* infoset, const long* action, const double* chance_prob, const double* payoff,
+    const long* first_child, const long* num_children, const double* own, const double* others,
+    long ordered_count, const long* ordered, double* weight, double* value,
+    double* action_value, double* q, double* v, unsigned char* reached) {
+  labkit_efr_others_reach(histories, actions, player, parent, mover, infoset, action, chance_prob,
+                          others, weight);
+  labkit_efr_counterfactual_values_given_reach(histories, actions, player, mover, infoset, action,
+                                               payoff, first_child, num_children, own, others,
+                                               ordered_count, ordered, weight, value,
+                                               action_value, q, v, reached);
 }
 
 // The same pass on one merged profile (own and others alike).

@@ -23,6 +23,8 @@ uses the functions here; the mathematics is the same as the default path's.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from labkit.tree import CHANCE
@@ -198,7 +200,13 @@ def counterfactual_values_into(game, own, others, player, q, v, reached, scratch
     """`counterfactual_values` of `player` on the merged profile ``np.where(mine, own, others)``
     (mine: the player's infosets), compiled, added into the caller's arrays: q (I, A) and v (I,)
     float64 and reached (I,) uint8, zeros where the player's infosets are (as the numpy
-    function's fresh arrays are), so that one set of arrays collects every player's values."""
+    function's fresh arrays are), so that one set of arrays collects every player's values.
+    `scratch`, a dict the caller keeps (one per learner: the pass overwrites it), saves
+    allocating the per-history work arrays in every call.
+
+    The top-down weights r(h) depend on `others` alone (`_others_reach`): learners that meet
+    the same profile in a row (a fixed-regime round: every row against the column's y^t) share
+    them."""
     from labkit.efr.eigen import kernels
     g = game
     H, A = g.num_histories, g.num_actions
@@ -206,18 +214,44 @@ def counterfactual_values_into(game, own, others, player, q, v, reached, scratch
     ordered = tables["ordered"][player]
     scratch = {} if scratch is None else scratch
     if not scratch:                      # per-history work arrays, overwritten by every pass
-        scratch.update(weight=np.empty(H), value=np.empty(H), action_value=np.empty((H, A)))
+        scratch.update(value=np.empty(H), action_value=np.empty((H, A)))
     for array, kind in ((own, np.float64), (others, np.float64), (q, np.float64), (v, np.float64),
                         (reached, np.uint8)):
         if array.dtype != kind or not array.flags.c_contiguous:
             raise ValueError(f"counterfactual_values_into needs C-contiguous {np.dtype(kind).name} arrays")
-    kernels().counterfactual_values_split(
-        H, A, int(player), *(_pointer(tables[k]) for k in ("parent", "mover", "infoset", "action")),
-        _pointer(tables["chance_prob"]), _pointer(tables["payoff"][player]),
-        _pointer(tables["first_child"]), _pointer(tables["num_children"]), _pointer(own),
-        _pointer(others), len(ordered), _pointer(ordered), _pointer(scratch["weight"]),
-        _pointer(scratch["value"]), _pointer(scratch["action_value"]), _pointer(q), _pointer(v),
-        _pointer(reached))
+    weight = _others_reach(g, player, others)
+    kernels().counterfactual_values_given_reach(
+        H, A, int(player), *(_pointer(tables[k]) for k in ("mover", "infoset", "action")),
+        _pointer(tables["payoff"][player]), _pointer(tables["first_child"]),
+        _pointer(tables["num_children"]), _pointer(own), _pointer(others), len(ordered),
+        _pointer(ordered), _pointer(weight), _pointer(scratch["value"]),
+        _pointer(scratch["action_value"]), _pointer(q), _pointer(v), _pointer(reached))
+
+
+# the last others' profile and its top-down weights per (game, player), one memory per thread
+# (the work units of a tournament may run in threads; each thread keeps its own)
+_reach_memory = threading.local()
+
+
+def _others_reach(game, player, others):
+    """r(h) = the product of chance's and the other players' probabilities into h, as the first
+    half of the compiled counterfactual pass computes it; recomputed only when `others` differs
+    (in any bit) from the profile of the previous call for this game and player in this thread.
+    The returned array is overwritten by the next call that misses."""
+    from labkit.efr.eigen import kernels
+    memory = _reach_memory.__dict__.setdefault("entries", {})
+    key = (id(game), int(player))
+    entry = memory.get(key)
+    if (entry is not None and entry[0] is game and entry[1].shape == others.shape
+            and np.array_equal(entry[1].view(np.int64), others.view(np.int64))):
+        return entry[2]
+    weight = entry[2] if entry is not None and entry[0] is game else np.empty(game.num_histories)
+    tables = _tree_tables(game)
+    kernels().others_reach(game.num_histories, game.num_actions, int(player),
+                           *(_pointer(tables[k]) for k in ("parent", "mover", "infoset", "action")),
+                           _pointer(tables["chance_prob"]), _pointer(others), _pointer(weight))
+    memory[key] = (game, others.copy(), weight)
+    return weight
 
 
 def _tree_tables(game):
