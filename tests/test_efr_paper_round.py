@@ -137,5 +137,6 @@ def test_immediate_regrets_of_constant_action_values_equal_numpy(kind):
     v[constant & (rng.random(game.num_infosets) < 0.5)] = 0.0
     probs = normalize_rows(game, rng.random(game.legal_mask.shape) * game.legal_mask)
     probs[probs < 0.1] = -0.0                 # signed zeros in the products
-    assert same_bits(paper_numerics.immediate_regrets_compiled(game, structure, q, v, probs),
+    assert same_bits(paper_numerics.immediate_regrets_compiled(game, structure, q, v, probs,
+                                                               constant_rows=True),
                      paper_numerics.immediate_regrets(game, structure, q, v, probs))

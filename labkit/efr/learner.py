@@ -265,7 +265,7 @@ class EFR(Solver):
             paper_numerics.counterfactual_values_into(g, before, opponents, p, q, own_value, reached,
                                                       self._paper_scratch)
         # 2. immediate regrets
-        rho = paper_numerics.immediate_regrets_compiled(g, st, q, own_value, before)
+        rho = paper_numerics.immediate_regrets_compiled(g, st, q, own_value, before, constant_rows=True)
         # 3 and 4, block by block, top-down (see the block loop of `_update_unchecked`)
         for p in players:
             played_weight = self._weights.get(p)

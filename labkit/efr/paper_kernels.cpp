@@ -10,6 +10,7 @@
 // Arrays are C-contiguous doubles unless said otherwise; `bool` arrays are one byte per entry.
 
 #include <cstring>
+#include <vector>
 
 // numpy's maximum(x, 0.0): x if x > 0 (or x is NaN), else 0.0 (so -0.0 gives +0.0)
 static inline double positive_part(double x) { return (x > 0.0 || x != x) ? x : 0.0; }
@@ -20,55 +21,72 @@ static inline double positive_part(double x) { return (x > 0.0 || x != x) ? x : 
 //                       0 for s == t,
 // the sums taken over a = 0 .. A-1 in order. rho is (I, S); external slots start at
 // external_offset, internal ones at internal_offset (either may be -1: absent).
+static inline void immediate_regrets_row(long actions, const double* qi, double vi,
+                                         const double* pi, const unsigned char* li,
+                                         long external_offset, long internal_offset,
+                                         double* out) {
+  if (external_offset >= 0) {
+    for (long b = 0; b < actions; ++b) {
+      double total = -vi;
+      for (long a = 0; a < actions; ++a) total = total + qi[b] * pi[a];
+      out[external_offset + b] = total * static_cast<double>(li[b]);
+    }
+  }
+  if (internal_offset >= 0) {
+    for (long s = 0; s < actions; ++s) {
+      for (long t = 0; t < actions; ++t) {
+        double value = 0.0;
+        if (s != t) {
+          double total = -vi;
+          for (long a = 0; a < actions; ++a) total = total + qi[a == s ? t : a] * pi[a];
+          value = total;
+        }
+        out[internal_offset + s * actions + t] = value * static_cast<double>(li[s] & li[t]);
+      }
+    }
+  }
+}
+
 extern "C" void labkit_efr_immediate_regrets(long infosets, long actions, const double* q,
                                              const double* v, const double* probs,
                                              const unsigned char* legal, long slots,
                                              long external_offset, long internal_offset,
                                              double* rho) {
   for (long i = 0; i < infosets; ++i) {
+    immediate_regrets_row(actions, q + i * actions, v[i], probs + i * actions, legal + i * actions,
+                          external_offset, internal_offset, rho + i * slots);
+  }
+}
+
+// The same, except where q(I, .) is one value c in every action (bitwise; every infoset the
+// others do not reach has q = +0.0): there every sum above adds the same terms c pi[a] in the
+// same order, so one sum serves every slot (late in a run most infosets are such).
+extern "C" void labkit_efr_immediate_regrets_constant_rows(
+    long infosets, long actions, const double* q, const double* v, const double* probs,
+    const unsigned char* legal, long slots, long external_offset, long internal_offset,
+    double* rho) {
+  for (long i = 0; i < infosets; ++i) {
     const double* qi = q + i * actions;
     const double* pi = probs + i * actions;
     const unsigned char* li = legal + i * actions;
     double* out = rho + i * slots;
-    // Where q(I, .) is one value c in every action (bitwise; every infoset the others do not
-    // reach has q = +0.0), every sum above adds the same terms c pi[a] in the same order, so
-    // one sum serves every slot (most infosets, late in a run, are such).
-    bool constant = true;
+    bool constant = actions > 0;
     for (long a = 1; a < actions && constant; ++a) {
       constant = std::memcmp(qi + a, qi, sizeof(double)) == 0;
     }
-    if (constant && actions > 0) {
-      double total = -v[i];
-      for (long a = 0; a < actions; ++a) total = total + qi[0] * pi[a];
-      if (external_offset >= 0) {
-        for (long b = 0; b < actions; ++b) out[external_offset + b] = total * static_cast<double>(li[b]);
-      }
-      if (internal_offset >= 0) {
-        for (long s = 0; s < actions; ++s) {
-          for (long t = 0; t < actions; ++t) {
-            const double value = s != t ? total : 0.0;
-            out[internal_offset + s * actions + t] = value * static_cast<double>(li[s] & li[t]);
-          }
-        }
-      }
+    if (!constant) {
+      immediate_regrets_row(actions, qi, v[i], pi, li, external_offset, internal_offset, out);
       continue;
     }
+    double total = -v[i];
+    for (long a = 0; a < actions; ++a) total = total + qi[0] * pi[a];
     if (external_offset >= 0) {
-      for (long b = 0; b < actions; ++b) {
-        double total = -v[i];
-        for (long a = 0; a < actions; ++a) total = total + qi[b] * pi[a];
-        out[external_offset + b] = total * static_cast<double>(li[b]);
-      }
+      for (long b = 0; b < actions; ++b) out[external_offset + b] = total * static_cast<double>(li[b]);
     }
     if (internal_offset >= 0) {
       for (long s = 0; s < actions; ++s) {
         for (long t = 0; t < actions; ++t) {
-          double value = 0.0;
-          if (s != t) {
-            double total = -v[i];
-            for (long a = 0; a < actions; ++a) total = total + qi[a == s ? t : a] * pi[a];
-            value = total;
-          }
+          const double value = s != t ? total : 0.0;
           out[internal_offset + s * actions + t] = value * static_cast<double>(li[s] & li[t]);
         }
       }
@@ -139,15 +157,61 @@ extern "C" void labkit_efr_block_update(long rows, long slots, double* regrets,
 //             another player: v(ha) where pi(a) > 0);
 //   then q(I, a) = sum_h v(ha) and v(I) = sum_h v(h) over the player's histories with
 //   r(h) > 0, in the given (depth-first) order, starting from 0.0 as np.bincount does.
-// action_value (histories x actions) is scratch space: only the player's rows are written.
 // mover is -1 at chance nodes and -4 at terminals; infoset is -1 where no one decides.
+extern "C" void labkit_efr_counterfactual_values(
+    long histories, long actions, long player, const long* parent, const long* mover,
+    const long* infoset, const long* action, const double* chance_prob, const double* payoff,
+    const long* first_child, const long* num_children, const double* profile,
+    long ordered_count, const long* ordered, double* weight, double* value,
+    double* action_value, double* q, double* v, unsigned char* reached) {
+  const long kChance = -1, kTerminal = -4;
+  weight[0] = 1.0;
+  for (long h = 1; h < histories; ++h) {
+    const long p = parent[h];
+    const long who = mover[p];
+    double factor = who == kChance ? chance_prob[h] : 1.0;
+    if (who >= 0 && who != player) factor = profile[infoset[p] * actions + action[h]];
+    weight[h] = weight[p] * factor;
+  }
+  for (long h = 0; h < histories * actions; ++h) action_value[h] = 0.0;
+  for (long h = histories - 1; h >= 0; --h) {
+    const long who = mover[h];
+    if (who == kTerminal) {
+      value[h] = payoff[h] * weight[h];
+      continue;
+    }
+    const bool own = who == player;
+    const long row = infoset[h] > 0 ? infoset[h] : 0;
+    double total = 0.0;
+    for (long k = 0; k < num_children[h]; ++k) {
+      const long child = first_child[h] + k;
+      const long a = who >= 0 ? action[child] : 0;
+      const double child_value = value[child];
+      const double prob = profile[row * actions + a];
+      const double term = own ? prob * child_value : child_value;
+      if (who == kChance || own || prob > 0) total = total + term;
+      if (own) action_value[h * actions + a] = child_value;
+    }
+    value[h] = total;
+  }
+  for (long k = 0; k < ordered_count; ++k) {
+    const long h = ordered[k];
+    if (!(weight[h] > 0)) continue;
+    const long i = infoset[h];
+    for (long a = 0; a < actions; ++a) q[i * actions + a] += action_value[h * actions + a];
+    v[i] += value[h];
+    reached[i] = 1;
+  }
+}
+
+// The learner's pass (paper_numerics.counterfactual_values_into), the same operations as the one
+// above split in two, with these differences, none of which touches a floating-point operation:
+// `own` is read at the player's nodes, `others` at everyone else's (the result is the merged
+// profile's, np.where(mine, own, others): at chance nodes the probability read is never used,
+// every chance child being counted); q, v and reached are only added to at the player's
+// infosets, so one zeroed array can collect every player's values; and no histories x actions
+// table is written.
 //
-// `own` is read at the player's nodes, `others` at everyone else's: the learner's round passes
-// its own strategy and the opponents' profile without first merging them into one array (the
-// result is the same as for the merged profile, np.where(mine, own, others): at chance nodes the
-// probability read is never used, every chance child being counted).
-// q, v and reached are only added to (q[i, a] += ..., from the caller's zeros) at the player's
-// infosets, so one zeroed array can collect every player's values.
 // The top-down half: r(h) for `player` from the others' profile and chance alone (the
 // player's own probabilities are not factors of r), so every learner that plays against the
 // same profile shares it.
@@ -166,16 +230,19 @@ extern "C" void labkit_efr_others_reach(long histories, long actions, long playe
   }
 }
 
-// The bottom-up half and the infoset sums, given r(h) (labkit_efr_others_reach).
-extern "C" void labkit_efr_counterfactual_values_given_reach(
-    long histories, long actions, long player, const long* mover, const long* infoset,
-    const long* action, const double* payoff, const long* first_child, const long* num_children,
-    const double* own, const double* others, long ordered_count, const long* ordered,
-    const double* weight, double* value, double* action_value, double* q, double* v,
+// The bottom-up half and the infoset sums, given r(h) (labkit_efr_others_reach). Index is the
+// integer type of the tree's arrays (int64 or, to halve the memory the pass streams, int32).
+// q(I, a) += the value of the child by action a, or 0.0 where no child has action a, for
+// a = 0 .. A-1 in order (np.bincount of the action-value column, which is 0 there); the child
+// values are gathered per history into a small row instead of a histories x actions table.
+template <typename Index>
+static void counterfactual_values_given_reach(
+    long histories, long actions, long player, const Index* mover, const Index* infoset,
+    const Index* action, const double* payoff, const Index* first_child,
+    const Index* num_children, const double* own, const double* others, long ordered_count,
+    const long* ordered, const double* weight, double* value, double* q, double* v,
     unsigned char* reached) {
   const long kChance = -1, kTerminal = -4;
-  // action_value is read only at the player's histories (below), so only their rows are zeroed
-  // (each where it is filled), not all histories x actions
   for (long h = histories - 1; h >= 0; --h) {
     const long who = mover[h];
     if (who == kTerminal) {
@@ -184,56 +251,41 @@ extern "C" void labkit_efr_counterfactual_values_given_reach(
     }
     const bool own_node = who == player;
     const long row = infoset[h] > 0 ? infoset[h] : 0;
+    const double* probs = (own_node ? own : others) + row * actions;
     double total = 0.0;
-    if (own_node) {
-      for (long a = 0; a < actions; ++a) action_value[h * actions + a] = 0.0;
-    }
-    for (long k = 0; k < num_children[h]; ++k) {
-      const long child = first_child[h] + k;
-      const long a = who >= 0 ? action[child] : 0;
+    const long first = first_child[h], count = num_children[h];
+    for (long k = 0; k < count; ++k) {
+      const long child = first + k;
+      const long a = who >= 0 ? static_cast<long>(action[child]) : 0;
       const double child_value = value[child];
-      const double prob = (own_node ? own : others)[row * actions + a];
+      const double prob = probs[a];
       const double term = own_node ? prob * child_value : child_value;
       if (who == kChance || own_node || prob > 0) total = total + term;
-      if (own_node) action_value[h * actions + a] = child_value;
     }
     value[h] = total;
   }
+  std::vector<double> by_action(actions > 0 ? actions : 1);
   for (long k = 0; k < ordered_count; ++k) {
     const long h = ordered[k];
     if (!(weight[h] > 0)) continue;
     const long i = infoset[h];
-    for (long a = 0; a < actions; ++a) q[i * actions + a] += action_value[h * actions + a];
+    for (long a = 0; a < actions; ++a) by_action[a] = 0.0;
+    const long first = first_child[h], count = num_children[h];
+    for (long c = 0; c < count; ++c) by_action[action[first + c]] = value[first + c];
+    for (long a = 0; a < actions; ++a) q[i * actions + a] += by_action[a];
     v[i] += value[h];
     reached[i] = 1;
   }
 }
 
-extern "C" void labkit_efr_counterfactual_values_split(
-    long histories, long actions, long player, const long* parent, const long* mover,
-    const long* infoset, const long* action, const double* chance_prob, const double* payoff,
-    const long* first_child, const long* num_children, const double* own, const double* others,
-    long ordered_count, const long* ordered, double* weight, double* value,
-    double* action_value, double* q, double* v, unsigned char* reached) {
-  labkit_efr_others_reach(histories, actions, player, parent, mover, infoset, action, chance_prob,
-                          others, weight);
-  labkit_efr_counterfactual_values_given_reach(histories, actions, player, mover, infoset, action,
-                                               payoff, first_child, num_children, own, others,
-                                               ordered_count, ordered, weight, value,
-                                               action_value, q, v, reached);
-}
-
-// The same pass on one merged profile (own and others alike).
-extern "C" void labkit_efr_counterfactual_values(
-    long histories, long actions, long player, const long* parent, const long* mover,
-    const long* infoset, const long* action, const double* chance_prob, const double* payoff,
-    const long* first_child, const long* num_children, const double* profile,
-    long ordered_count, const long* ordered, double* weight, double* value,
-    double* action_value, double* q, double* v, unsigned char* reached) {
-  labkit_efr_counterfactual_values_split(histories, actions, player, parent, mover, infoset, action,
-                                         chance_prob, payoff, first_child, num_children, profile,
-                                         profile, ordered_count, ordered, weight, value,
-                                         action_value, q, v, reached);
+extern "C" void labkit_efr_counterfactual_values_given_reach(
+    long histories, long actions, long player, const int* mover, const int* infoset,
+    const int* action, const double* payoff, const int* first_child, const int* num_children,
+    const double* own, const double* others, long ordered_count, const long* ordered,
+    const double* weight, double* value, double* q, double* v, unsigned char* reached) {
+  counterfactual_values_given_reach<int>(histories, actions, player, mover, infoset, action,
+                                         payoff, first_child, num_children, own, others,
+                                         ordered_count, ordered, weight, value, q, v, reached);
 }
 
 // The solver of eigen_fixed_point.cpp (another translation unit: the same machine code whoever

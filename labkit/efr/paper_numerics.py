@@ -213,19 +213,33 @@ def counterfactual_values_into(game, own, others, player, q, v, reached, scratch
     tables = _tree_tables(g)
     ordered = tables["ordered"][player]
     scratch = {} if scratch is None else scratch
-    if not scratch:                      # per-history work arrays, overwritten by every pass
-        scratch.update(value=np.empty(H), action_value=np.empty((H, A)))
+    if not scratch:                      # per-history work array, overwritten by every pass
+        scratch.update(value=np.empty(H))
     for array, kind in ((own, np.float64), (others, np.float64), (q, np.float64), (v, np.float64),
                         (reached, np.uint8)):
         if array.dtype != kind or not array.flags.c_contiguous:
             raise ValueError(f"counterfactual_values_into needs C-contiguous {np.dtype(kind).name} arrays")
     weight = _others_reach(g, player, others)
+    narrow = _narrow_tree_tables(g)
     kernels().counterfactual_values_given_reach(
-        H, A, int(player), *(_pointer(tables[k]) for k in ("mover", "infoset", "action")),
-        _pointer(tables["payoff"][player]), _pointer(tables["first_child"]),
-        _pointer(tables["num_children"]), _pointer(own), _pointer(others), len(ordered),
-        _pointer(ordered), _pointer(weight), _pointer(scratch["value"]),
-        _pointer(scratch["action_value"]), _pointer(q), _pointer(v), _pointer(reached))
+        H, A, int(player), *(_pointer(narrow[k]) for k in ("mover", "infoset", "action")),
+        _pointer(tables["payoff"][player]), _pointer(narrow["first_child"]),
+        _pointer(narrow["num_children"]), _pointer(own), _pointer(others), len(ordered),
+        _pointer(ordered), _pointer(weight), _pointer(scratch["value"]), _pointer(q), _pointer(v),
+        _pointer(reached))
+
+
+def _narrow_tree_tables(game):
+    """`_tree_tables`' integer arrays as int32 (cached on the game): the bottom-up pass streams
+    them once per learner and player, and half the bytes is most of its time."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "narrow_tree_tables" not in cache:
+        tables = _tree_tables(game)
+        if game.num_histories >= 2 ** 31:
+            raise ValueError(f"{game.name} has too many histories for the compiled pass")
+        cache["narrow_tree_tables"] = {k: np.ascontiguousarray(tables[k], dtype=np.int32)
+                                       for k in ("mover", "infoset", "action", "first_child", "num_children")}
+    return cache["narrow_tree_tables"]
 
 
 # the last others' profile and its top-down weights per (game, player), one memory per thread
@@ -281,15 +295,18 @@ def _tree_tables(game):
     return cache["tree_tables"]
 
 
-def immediate_regrets_compiled(game, structure, q, v, probs):
-    """`immediate_regrets`, compiled (same arguments, same bits)."""
+def immediate_regrets_compiled(game, structure, q, v, probs, constant_rows=False):
+    """`immediate_regrets`, compiled (same arguments, same bits). With `constant_rows`, an
+    infoset whose q(I, .) is one value in every action (every unreached one) is summed once
+    for all its slots: the sums are term for term the same."""
     from labkit.efr.eigen import kernels
     g, st = game, structure
     I, A = g.legal_mask.shape
     q, v, probs = (np.ascontiguousarray(x, dtype=float) for x in (q, v, probs))
     legal = _legal_bytes(g)
     rho = np.empty((I, st.num_slots))
-    kernels().immediate_regrets(I, A, _pointer(q), _pointer(v), _pointer(probs), _pointer(legal),
+    kernel = kernels().immediate_regrets_constant_rows if constant_rows else kernels().immediate_regrets
+    kernel(I, A, _pointer(q), _pointer(v), _pointer(probs), _pointer(legal),
                                 st.num_slots, 0 if st.has_external else -1,
                                 st.internal_offset if st.has_internal else -1, _pointer(rho))
     return rho
