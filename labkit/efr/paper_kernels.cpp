@@ -288,6 +288,84 @@ extern "C" void labkit_efr_counterfactual_values_given_reach(
                                          ordered_count, ordered, weight, value, q, v, reached);
 }
 
+// labkit_efr_block_update for the learner's round (player_update), the same bits where they are
+// used, with less memory traffic:
+// * a segment (one infoset's rows) visits only the slots active in at least one of its rows
+//   (`union_slots`, ascending, segment k's at union_slots[union_start[k] .. union_start[k+1]));
+//   every other slot s of the segment adds the same terms next_r * 0.0 (inactive everywhere),
+//   so its y is one running sum of those, computed once per row (`zero_sum`);
+// * an infoset the others do not reach gets its regrets updated but no y (the solver skips it).
+// Rows' active slots still decide, per row, between the regret term and next * 0.0.
+static void block_update_sparse(long rows, long slots, double* regrets,
+                                const double* played_weight, const double* rho,
+                                const long* row_infoset, const unsigned char* active,
+                                const double* new_weight, long segments, const long* starts,
+                                const long* union_start, const long* union_slots,
+                                const long* infosets, const unsigned char* reached, double* y) {
+  long width = 1;
+  for (long k = 0; k < segments; ++k) {
+    const long stop = k + 1 < segments ? starts[k + 1] : rows;
+    if (stop - starts[k] > width) width = stop - starts[k];
+  }
+  for (long k = 0; k < segments; ++k) {
+    const long start = starts[k];
+    const long stop = k + 1 < segments ? starts[k + 1] : rows;
+    double* out = y + k * slots;
+    if (stop == start) {
+      for (long s = 0; s < slots; ++s) out[s] = 0.0;
+      continue;
+    }
+    const long* visit = union_slots + union_start[k];
+    const long count = union_start[k + 1] - union_start[k];
+    if (!reached[infosets[k]]) {
+      for (long r = start; r < stop; ++r) {
+        const double w = played_weight[r];
+        const double* rho_row = rho + row_infoset[r] * slots;
+        double* regret_row = regrets + r * slots;
+        const unsigned char* active_row = active + r * slots;
+        for (long j = 0; j < count; ++j) {
+          const long s = visit[j];
+          if (active_row[s]) regret_row[s] = regret_row[s] + (w * rho_row[s]) * 1.0;
+        }
+      }
+      continue;
+    }
+    double zero_sum = 0.0;
+    for (long r = start; r < stop; ++r) {
+      const double w = played_weight[r];
+      const double next = new_weight[r];
+      const double* rho_row = rho + row_infoset[r] * slots;
+      double* regret_row = regrets + r * slots;
+      const unsigned char* active_row = active + r * slots;
+      const double zero_term = next * 0.0;
+      zero_sum = r == start ? zero_term : zero_sum + zero_term;
+      for (long j = 0; j < count; ++j) {
+        const long s = visit[j];
+        double term;
+        if (active_row[s]) {
+          const double regret = regret_row[s] + (w * rho_row[s]) * 1.0;
+          regret_row[s] = regret;
+          term = next * positive_part(regret);
+        } else {
+          term = zero_term;
+        }
+        out[s] = r == start ? term : out[s] + term;
+      }
+    }
+    if (stop - start < width) {
+      zero_sum = zero_sum + 0.0;
+      for (long j = 0; j < count; ++j) out[visit[j]] = out[visit[j]] + 0.0;
+    }
+    for (long s = 0, j = 0; s < slots; ++s) {
+      if (j < count && visit[j] == s) {
+        ++j;
+      } else {
+        out[s] = zero_sum;
+      }
+    }
+  }
+}
+
 // The solver of eigen_fixed_point.cpp (another translation unit: the same machine code whoever
 // calls it).
 extern "C" int labkit_eigen_fixed_points(long B, long A, const double* external,
@@ -298,7 +376,7 @@ extern "C" int labkit_eigen_fixed_points(long B, long A, const double* external,
 // learner.py's loop does with numpy and one solver call per block:
 //   new_weight[r] = ((1.0 * flat[f_r1]) * flat[f_r2]) ... (sequential_products of the row's
 //                   factors, read from the strategy as the earlier blocks left it);
-//   labkit_efr_block_update on the block's rows (steps 3 and 4 fused), y one row per infoset;
+//   block_update_sparse on the block's rows (steps 3 and 4 fused), y one row per reached infoset;
 //   the solver on each infoset the others reach, written straight into the strategy (the
 //   solver treats infosets one at a time, so calling it per infoset gives the batch's bits;
 //   infosets that are not reached keep their strategy and need no solve).
@@ -310,14 +388,17 @@ extern "C" int labkit_eigen_fixed_points(long B, long A, const double* external,
 // Rows, regrets, weights and row_infoset/active/factors are those of the player (row 0 = the
 // player's first row); block k holds rows block_rows[k] .. block_rows[k+1] - 1 and the infosets
 // infosets[block_infosets[k] ..], with segment starts (relative to the block) at the same
-// positions of `starts`. y is scratch space for the largest block's infosets x slots.
+// positions of `starts`; union_start (one entry per position, plus one) and union_slots list the
+// slots active in any row of each infoset. y is scratch space for the largest block's infosets x
+// slots.
 extern "C" void labkit_efr_player_update(
     long actions, long slots, long depth, double* flat, const long* row_factors,
     double* regrets, const double* played_weight, const double* rho, const long* row_infoset,
     const unsigned char* active, const unsigned char* legal, const unsigned char* reached,
     long external_offset, long internal_offset, long blocks, const long* block_rows,
     const long* block_infosets, const long* infosets, const long* starts, double* new_weight,
-    double* y, double* solved_y, double* solved_sigma, unsigned char* solved) {
+    double* y, double* solved_y, double* solved_sigma, unsigned char* solved,
+    const long* union_start, const long* union_slots) {
   const size_t row_bytes = sizeof(double) * slots, sigma_bytes = sizeof(double) * actions;
   for (long b = 0; b < blocks; ++b) {
     const long first = block_rows[b], stop = block_rows[b + 1];
@@ -327,9 +408,10 @@ extern "C" void labkit_efr_player_update(
       new_weight[r] = product;
     }
     const long offset = block_infosets[b], count = block_infosets[b + 1] - offset;
-    labkit_efr_block_update(stop - first, slots, regrets + first * slots, played_weight + first,
-                            rho, row_infoset + first, active + first * slots, new_weight + first,
-                            count, starts + offset, y);
+    block_update_sparse(stop - first, slots, regrets + first * slots, played_weight + first, rho,
+                        row_infoset + first, active + first * slots, new_weight + first, count,
+                        starts + offset, union_start + offset, union_slots, infosets + offset,
+                        reached, y);
     for (long k = 0; k < count; ++k) {
       const long i = infosets[offset + k], position = offset + k;
       if (!reached[i]) continue;

@@ -366,11 +366,11 @@ def block_update_numpy(regrets, played_weight, rho, row_infoset, row_active, new
     return positive_segment_sums_numpy(regrets, new_weight, starts)
 
 
-class PlayerPlan:
-    """One player's rows of a `DeviationStructure`, laid out for `player_update` (built once per
-    learner and player): the row arrays as contiguous views, the blocks' row bounds, their
-    infosets and segment starts concatenated, and the learner's memory of its last solves (so a
-    plan belongs to one learner)."""
+class PlayerLayout:
+    """One player's rows of a `DeviationStructure`, laid out for `player_update` (cached on the
+    game per deviation type and player, shared by that type's learners): the row arrays as
+    contiguous views, the blocks' row bounds, their infosets and segment starts concatenated,
+    and per infoset the slots active in any of its rows."""
 
     def __init__(self, game, structure, player):
         st = structure
@@ -383,24 +383,53 @@ class PlayerPlan:
         self.row_infoset = np.ascontiguousarray(st.row_infoset[first:stop], dtype=np.int64)
         self.row_active = np.ascontiguousarray(st.row_active[first:stop], dtype=np.bool_)
         self.block_rows = np.array([b.start - first for b, _, _ in blocks] + [stop - first], dtype=np.int64)
-        counts = [len(infosets) for _, infosets, _ in blocks]
-        self.block_infosets = np.r_[0, np.cumsum(counts, dtype=np.int64)].astype(np.int64)
+        self.counts = [len(infosets) for _, infosets, _ in blocks]
+        self.block_infosets = np.r_[0, np.cumsum(self.counts, dtype=np.int64)].astype(np.int64)
         concat = (lambda parts: np.ascontiguousarray(np.concatenate(parts), dtype=np.int64)
                   if parts else np.zeros(0, np.int64))
         self.infosets = concat([infosets for _, infosets, _ in blocks])
         self.starts = concat([starts for _, _, starts in blocks])
-        self.y = np.empty((max(counts, default=0), st.num_slots))
-        # the solver's last input and output per infoset (``player_update`` reuses them)
-        self.solved_y = np.empty((len(self.infosets), st.num_slots))
-        self.solved_sigma = np.empty((len(self.infosets), game.num_actions))
-        self.solved = np.zeros(len(self.infosets), dtype=np.uint8)
+        # per infoset (position), the slots active in any of its rows, ascending
+        rows = stop - first
+        segment_starts = concat([b.start - first + starts for b, _, starts in blocks])
+        sizes = np.diff(np.r_[segment_starts, rows])
+        union = np.zeros((len(segment_starts), st.num_slots), dtype=bool)
+        if rows:
+            # (reduceat gives an empty segment its first row: those are masked out)
+            union = np.logical_or.reduceat(self.row_active, np.minimum(segment_starts, rows - 1), axis=0)
+            union &= (sizes > 0)[:, None]
+        self.union_start = np.r_[0, np.cumsum(union.sum(axis=1))].astype(np.int64)
+        self.union_slots = np.ascontiguousarray(np.nonzero(union)[1], dtype=np.int64)
         self.legal = _legal_bytes(game)
         self.external_offset = 0 if st.has_external else -1
         self.internal_offset = st.internal_offset if st.has_internal else -1
         self.num_slots = st.num_slots
         self.num_actions = game.num_actions
         for name in ("row_factors", "row_infoset", "row_active", "block_rows", "block_infosets",
-                     "infosets", "starts", "y", "legal", "solved_y", "solved_sigma", "solved"):
+                     "infosets", "starts", "legal", "union_start", "union_slots"):
+            setattr(self, f"_{name}_at", _pointer(getattr(self, name)))
+
+    @classmethod
+    def of(cls, game, structure, player):
+        cache = game.__dict__.setdefault("_efr_paper_cache", {}).setdefault("layouts", {})
+        key = (structure.kind, int(player))
+        if key not in cache or cache[key][0] is not structure:
+            cache[key] = (structure, cls(game, structure, player))
+        return cache[key][1]
+
+
+class PlayerPlan:
+    """A `PlayerLayout` with one learner's working memory for `player_update`: the block's y
+    and the solver's last input and output per infoset (``player_update`` reuses them)."""
+
+    def __init__(self, game, structure, player):
+        self.layout = layout = PlayerLayout.of(game, structure, player)
+        self.rows = layout.rows
+        self.y = np.empty((max(layout.counts, default=0), structure.num_slots))
+        self.solved_y = np.empty((len(layout.infosets), structure.num_slots))
+        self.solved_sigma = np.empty((len(layout.infosets), game.num_actions))
+        self.solved = np.zeros(len(layout.infosets), dtype=np.uint8)
+        for name in ("y", "solved_y", "solved_sigma", "solved"):
             setattr(self, f"_{name}_at", _pointer(getattr(self, name)))
 
 
@@ -411,26 +440,30 @@ def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
     the infosets the others reach, written into `flat` (the strategy vector with its trailing
     1.0). The same bits as `labkit.efr.EFR`'s block loop with numpy and one solver call per
     block (an infoset whose weights y repeat the bytes of its last solve reuses that solve's
-    strategy: the solver is a deterministic function of them). `regrets` is the learner's whole table, `played_weight` and `new_weight` (output) the
-    player's rows, `rho` (I, S), `reached` (I,) uint8."""
+    strategy: the solver is a deterministic function of them; and y is formed only for the
+    reached infosets and only over the slots active in some row of the infoset, the others
+    being one shared running sum of zeros). `regrets` is the learner's whole table,
+    `played_weight` and `new_weight` (output) the player's rows, `rho` (I, S), `reached` (I,)
+    uint8; `plan` is the learner's `PlayerPlan`."""
     from labkit.efr.eigen import kernels
     _require_layout(regrets)
-    rows = plan.rows
+    layout, rows = plan.layout, plan.rows
     checks = ((flat, np.float64, None), (played_weight, np.float64, (rows.stop - rows.start,)),
               (new_weight, np.float64, (rows.stop - rows.start,)), (rho, np.float64, None),
-              (reached, np.uint8, plan.legal.shape[:1]))
+              (reached, np.uint8, layout.legal.shape[:1]))
     for array, kind, shape in checks:
         if array.dtype != kind or not array.flags.c_contiguous or (shape and array.shape != shape):
             raise ValueError("player_update needs C-contiguous arrays of the plan's shapes")
-    if regrets.shape[1] != plan.num_slots or rho.shape[1:] != (plan.num_slots,):
+    if regrets.shape[1] != layout.num_slots or rho.shape[1:] != (layout.num_slots,):
         raise ValueError("regrets and rho must have the structure's slots")
     kernels().player_update(
-        plan.num_actions, plan.num_slots, plan.depth, _pointer(flat), plan._row_factors_at,
-        _pointer(regrets) + rows.start * plan.num_slots * 8, _pointer(played_weight), _pointer(rho),
-        plan._row_infoset_at, plan._row_active_at, plan._legal_at, _pointer(reached),
-        plan.external_offset, plan.internal_offset, len(plan.block_rows) - 1, plan._block_rows_at,
-        plan._block_infosets_at, plan._infosets_at, plan._starts_at, _pointer(new_weight), plan._y_at,
-        plan._solved_y_at, plan._solved_sigma_at, plan._solved_at)
+        layout.num_actions, layout.num_slots, layout.depth, _pointer(flat), layout._row_factors_at,
+        _pointer(regrets) + rows.start * layout.num_slots * 8, _pointer(played_weight), _pointer(rho),
+        layout._row_infoset_at, layout._row_active_at, layout._legal_at, _pointer(reached),
+        layout.external_offset, layout.internal_offset, len(layout.block_rows) - 1,
+        layout._block_rows_at, layout._block_infosets_at, layout._infosets_at, layout._starts_at,
+        _pointer(new_weight), plan._y_at, plan._solved_y_at, plan._solved_sigma_at, plan._solved_at,
+        layout._union_start_at, layout._union_slots_at)
 
 
 def terminal_reach_compiled(game, probs, scratch=None):
