@@ -220,13 +220,23 @@ def counterfactual_values_into(game, own, others, player, q, v, reached, scratch
         if array.dtype != kind or not array.flags.c_contiguous:
             raise ValueError(f"counterfactual_values_into needs C-contiguous {np.dtype(kind).name} arrays")
     weight = _others_reach(g, player, others)
-    narrow = _narrow_tree_tables(g)
+    mover, infoset, action, payoff, first_child, num_children, ordered_at = _pass_addresses(g, player)
     kernels().counterfactual_values_given_reach(
-        H, A, int(player), *(_pointer(narrow[k]) for k in ("mover", "infoset", "action")),
-        _pointer(tables["payoff"][player]), _pointer(narrow["first_child"]),
-        _pointer(narrow["num_children"]), _pointer(own), _pointer(others), len(ordered),
-        _pointer(ordered), _pointer(weight), _pointer(scratch["value"]), _pointer(q), _pointer(v),
-        _pointer(reached))
+        H, A, int(player), mover, infoset, action, payoff, first_child, num_children, _pointer(own),
+        _pointer(others), len(ordered), ordered_at, _pointer(weight), _pointer(scratch["value"]),
+        _pointer(q), _pointer(v), _pointer(reached))
+
+
+def _pass_addresses(game, player):
+    """The addresses of the bottom-up pass's fixed arrays for `player` (cached on the game: the
+    arrays live in the game's cache as long as the game)."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {}).setdefault("pass_addresses", {})
+    if player not in cache:
+        tables, narrow = _tree_tables(game), _narrow_tree_tables(game)
+        cache[player] = (*(_pointer(narrow[k]) for k in ("mover", "infoset", "action")),
+                         _pointer(tables["payoff"][player]), _pointer(narrow["first_child"]),
+                         _pointer(narrow["num_children"]), _pointer(tables["ordered"][player]))
+    return cache[player]
 
 
 def _narrow_tree_tables(game):
@@ -484,10 +494,9 @@ def terminal_reach_compiled(game, probs, scratch=None):
         raise ValueError(f"scratch must be a C-contiguous float64 array of at least {H * rows} entries")
     terminals = tables["terminals"]
     out = np.empty((rows, len(terminals)))
-    kernels().terminal_reach(H, rows, _pointer(tables["parent"]), _pointer(tables["edge_owner"]),
-                             _pointer(tables["edge_source"]), _pointer(tables["chance_prob"]),
-                             _pointer(probs), len(terminals), _pointer(terminals), _pointer(scratch),
-                             _pointer(out))
+    parent, owner, source, chance, terminals_at = tables["addresses"]
+    kernels().terminal_reach(H, rows, parent, owner, source, chance, _pointer(probs), len(terminals),
+                             terminals_at, _pointer(scratch), _pointer(out))
     return out
 
 
@@ -506,4 +515,7 @@ def _reach_tables(game):
             "edge_source": source,
             "chance_prob": np.ascontiguousarray(g.chance_prob, dtype=float),
             "terminals": np.ascontiguousarray(g.terminals, dtype=np.int64)}
+        tables = cache["reach_tables"]
+        tables["addresses"] = tuple(_pointer(tables[k]) for k in ("parent", "edge_owner", "edge_source",
+                                                                  "chance_prob", "terminals"))
     return cache["reach_tables"]
