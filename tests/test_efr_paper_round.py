@@ -140,3 +140,21 @@ def test_immediate_regrets_of_constant_action_values_equal_numpy(kind):
     assert same_bits(paper_numerics.immediate_regrets_compiled(game, structure, q, v, probs,
                                                                constant_rows=True),
                      paper_numerics.immediate_regrets(game, structure, q, v, probs))
+
+
+def test_copies_of_a_learner_keep_their_own_memory():
+    """The fused round caches array addresses and its last solves; a deep copy or a pickled copy
+    continues exactly as the original does, and neither writes into the other's arrays."""
+    import copy
+    import pickle
+    game = lk.games.load("goofspiel(num_cards=3,players=2,points_order=descending,imp_info=True)")
+    original = EFR(game, "tips", fixed_point="paper")
+    for _ in range(2):
+        original.step()
+    copies = [copy.deepcopy(original), pickle.loads(pickle.dumps(original))]
+    for _ in range(3):
+        original.step()
+    for twin in copies:
+        for _ in range(3):
+            twin.step()
+        assert same_bits(twin.regrets, original.regrets) and same_bits(twin._flat, original._flat)

@@ -241,6 +241,9 @@ class EFR(Solver):
                 self._probs[infosets[update]] = sigma[update]
             # a block's weights depend only on shallower blocks, so they are final: cache them
             self._weights[p] = new_weight
+        return self._end_round()
+
+    def _end_round(self):
         self.iteration += 1
         if not self.record_profiles:
             self.profiles.clear()
@@ -275,11 +278,7 @@ class EFR(Solver):
             paper_numerics.player_update(self._paper_plans[p], self._flat, self.regrets, played_weight,
                                          rho, reached, new_weight)
             self._weights[p] = new_weight
-        self.iteration += 1
-        if not self.record_profiles:
-            self.profiles.clear()
-        self.profiles.append(self._probs.copy())
-        return self
+        return self._end_round()
 
     def _row_weights(self, rows):
         """Time-selection weights w_I(s; pi) of a slice of rows under the current strategy."""

@@ -171,9 +171,41 @@ def sequential_segment_sums(terms, starts):
 # built with the Eigen solver by `labkit.efr.eigen`). Bit for bit the numpy versions'
 # results: tests/test_efr_paper_kernels.py compares them on every deviation type, and
 # benchmarks/bench_efr_paper_kernels.py measures the two side by side.
+#
+# The learner's round (`labkit.efr.EFR._paper_round`) goes further, still without changing an
+# operation or its order: `counterfactual_values_into` (the others' top-down weights shared by
+# the learners that meet one profile, int32 tree arrays), `immediate_regrets_compiled` with
+# constant_rows, and `player_update` (all of a player's blocks in one call: weights, regret
+# update over the slots some row of the infoset uses, y only where the others reach, the solver
+# per infoset with a memory of its last input and output). tests/test_efr_paper_round.py
+# compares it with the block loop on all nine games of the paper; benchmarks/bench_efr_round.py
+# times the two.
 
 def _pointer(array):
     return array.ctypes.data
+
+
+class _Addresses(dict):
+    """Memory addresses of arrays, cached beside the arrays (ctypes' ``.data`` costs microseconds,
+    and an update passes dozens). A copy of the owner (deepcopy, pickle) holds other memory, so
+    this cache is never copied: the copy starts empty and looks its own arrays up."""
+
+    def __copy__(self):
+        return _Addresses()
+
+    def __deepcopy__(self, memo):
+        return _Addresses()
+
+    def __reduce__(self):
+        return (_Addresses, ())
+
+
+def _addresses(cache, key, arrays):
+    """``tuple(_pointer(a) for a in arrays())``, kept in the `_Addresses` `cache` under `key`."""
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = tuple(_pointer(a) for a in arrays())
+    return found
 
 
 def counterfactual_values_compiled(game, profile, player):
@@ -228,15 +260,16 @@ def counterfactual_values_into(game, own, others, player, q, v, reached, scratch
 
 
 def _pass_addresses(game, player):
-    """The addresses of the bottom-up pass's fixed arrays for `player` (cached on the game: the
-    arrays live in the game's cache as long as the game)."""
-    cache = game.__dict__.setdefault("_efr_paper_cache", {}).setdefault("pass_addresses", {})
-    if player not in cache:
+    """The addresses of the bottom-up pass's fixed arrays for `player` (cached on the game, beside
+    the arrays)."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    book = cache.setdefault("pass_addresses", _Addresses())
+
+    def arrays():
         tables, narrow = _tree_tables(game), _narrow_tree_tables(game)
-        cache[player] = (*(_pointer(narrow[k]) for k in ("mover", "infoset", "action")),
-                         _pointer(tables["payoff"][player]), _pointer(narrow["first_child"]),
-                         _pointer(narrow["num_children"]), _pointer(tables["ordered"][player]))
-    return cache[player]
+        return (*(narrow[k] for k in ("mover", "infoset", "action")), tables["payoff"][player],
+                narrow["first_child"], narrow["num_children"], tables["ordered"][player])
+    return _addresses(book, int(player), arrays)
 
 
 def _narrow_tree_tables(game):
@@ -415,9 +448,13 @@ class PlayerLayout:
         self.internal_offset = st.internal_offset if st.has_internal else -1
         self.num_slots = st.num_slots
         self.num_actions = game.num_actions
-        for name in ("row_factors", "row_infoset", "row_active", "block_rows", "block_infosets",
-                     "infosets", "starts", "legal", "union_start", "union_slots"):
-            setattr(self, f"_{name}_at", _pointer(getattr(self, name)))
+        self._book = _Addresses()
+
+    def addresses(self):
+        """The arrays' addresses in `player_update`'s order of arguments."""
+        return _addresses(self._book, "layout", lambda: (
+            self.row_factors, self.row_infoset, self.row_active, self.legal, self.block_rows,
+            self.block_infosets, self.infosets, self.starts, self.union_start, self.union_slots))
 
     @classmethod
     def of(cls, game, structure, player):
@@ -439,8 +476,12 @@ class PlayerPlan:
         self.solved_y = np.empty((len(layout.infosets), structure.num_slots))
         self.solved_sigma = np.empty((len(layout.infosets), game.num_actions))
         self.solved = np.zeros(len(layout.infosets), dtype=np.uint8)
-        for name in ("y", "solved_y", "solved_sigma", "solved"):
-            setattr(self, f"_{name}_at", _pointer(getattr(self, name)))
+        self._book = _Addresses()
+
+    def addresses(self):
+        """The working arrays' addresses in `player_update`'s order of arguments."""
+        return _addresses(self._book, "plan", lambda: (self.y, self.solved_y, self.solved_sigma,
+                                                      self.solved))
 
 
 def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
@@ -466,14 +507,15 @@ def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
             raise ValueError("player_update needs C-contiguous arrays of the plan's shapes")
     if regrets.shape[1] != layout.num_slots or rho.shape[1:] != (layout.num_slots,):
         raise ValueError("regrets and rho must have the structure's slots")
+    (factors, row_infoset, active, legal, block_rows, block_infosets, infosets, starts, union_start,
+     union_slots) = layout.addresses()
+    y, solved_y, solved_sigma, solved = plan.addresses()
     kernels().player_update(
-        layout.num_actions, layout.num_slots, layout.depth, _pointer(flat), layout._row_factors_at,
+        layout.num_actions, layout.num_slots, layout.depth, _pointer(flat), factors,
         _pointer(regrets) + rows.start * layout.num_slots * 8, _pointer(played_weight), _pointer(rho),
-        layout._row_infoset_at, layout._row_active_at, layout._legal_at, _pointer(reached),
-        layout.external_offset, layout.internal_offset, len(layout.block_rows) - 1,
-        layout._block_rows_at, layout._block_infosets_at, layout._infosets_at, layout._starts_at,
-        _pointer(new_weight), plan._y_at, plan._solved_y_at, plan._solved_sigma_at, plan._solved_at,
-        layout._union_start_at, layout._union_slots_at)
+        row_infoset, active, legal, _pointer(reached), layout.external_offset,
+        layout.internal_offset, len(layout.block_rows) - 1, block_rows, block_infosets, infosets,
+        starts, _pointer(new_weight), y, solved_y, solved_sigma, solved, union_start, union_slots)
 
 
 def terminal_reach_compiled(game, probs, scratch=None):
@@ -494,7 +536,9 @@ def terminal_reach_compiled(game, probs, scratch=None):
         raise ValueError(f"scratch must be a C-contiguous float64 array of at least {H * rows} entries")
     terminals = tables["terminals"]
     out = np.empty((rows, len(terminals)))
-    parent, owner, source, chance, terminals_at = tables["addresses"]
+    parent, owner, source, chance, terminals_at = _addresses(
+        tables["addresses"], "all",
+        lambda: tuple(tables[k] for k in ("parent", "edge_owner", "edge_source", "chance_prob", "terminals")))
     kernels().terminal_reach(H, rows, parent, owner, source, chance, _pointer(probs), len(terminals),
                              terminals_at, _pointer(scratch), _pointer(out))
     return out
@@ -515,7 +559,5 @@ def _reach_tables(game):
             "edge_source": source,
             "chance_prob": np.ascontiguousarray(g.chance_prob, dtype=float),
             "terminals": np.ascontiguousarray(g.terminals, dtype=np.int64)}
-        tables = cache["reach_tables"]
-        tables["addresses"] = tuple(_pointer(tables[k]) for k in ("parent", "edge_owner", "edge_source",
-                                                                  "chance_prob", "terminals"))
+        cache["reach_tables"]["addresses"] = _Addresses()
     return cache["reach_tables"]
