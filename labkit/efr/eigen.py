@@ -164,7 +164,7 @@ def kernels():
             "counterfactual_values": [size, size, size, *[pointer] * 9, size, *[pointer] * 7],
             "others_reach": [size, size, size, *[pointer] * 7],
             "counterfactual_values_given_reach": [size, size, size, *[pointer] * 8, size, *[pointer] * 6],
-            "player_update": [size, size, size, *[pointer] * 9, size, size, size, *[pointer] * 11],
+            "player_update": [size, size, size, *[pointer] * 9, size, size, size, *[pointer] * 12],
             "terminal_reach": [size, size, *[pointer] * 5, size, pointer, pointer, pointer],
         }
         functions = {}

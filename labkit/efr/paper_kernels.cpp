@@ -301,7 +301,8 @@ static void block_update_sparse(long rows, long slots, double* regrets,
                                 const long* row_infoset, const unsigned char* active,
                                 const double* new_weight, long segments, const long* starts,
                                 const long* union_start, const long* union_slots,
-                                const long* infosets, const unsigned char* reached, double* y) {
+                                const unsigned char* uniform, const long* infosets,
+                                const unsigned char* reached, double* y) {
   long width = 1;
   for (long k = 0; k < segments; ++k) {
     const long stop = k + 1 < segments ? starts[k + 1] : rows;
@@ -317,6 +318,8 @@ static void block_update_sparse(long rows, long slots, double* regrets,
     }
     const long* visit = union_slots + union_start[k];
     const long count = union_start[k + 1] - union_start[k];
+    // every row of a uniform segment has exactly the visited slots active: no mask to read
+    const bool all_active = uniform[k] != 0;
     if (!reached[infosets[k]]) {
       for (long r = start; r < stop; ++r) {
         const double w = played_weight[r];
@@ -325,7 +328,7 @@ static void block_update_sparse(long rows, long slots, double* regrets,
         const unsigned char* active_row = active + r * slots;
         for (long j = 0; j < count; ++j) {
           const long s = visit[j];
-          if (active_row[s]) regret_row[s] = regret_row[s] + (w * rho_row[s]) * 1.0;
+          if (all_active || active_row[s]) regret_row[s] = regret_row[s] + (w * rho_row[s]) * 1.0;
         }
       }
       continue;
@@ -342,7 +345,7 @@ static void block_update_sparse(long rows, long slots, double* regrets,
       for (long j = 0; j < count; ++j) {
         const long s = visit[j];
         double term;
-        if (active_row[s]) {
+        if (all_active || active_row[s]) {
           const double regret = regret_row[s] + (w * rho_row[s]) * 1.0;
           regret_row[s] = regret;
           term = next * positive_part(regret);
@@ -389,7 +392,8 @@ extern "C" int labkit_eigen_fixed_points(long B, long A, const double* external,
 // player's first row); block k holds rows block_rows[k] .. block_rows[k+1] - 1 and the infosets
 // infosets[block_infosets[k] ..], with segment starts (relative to the block) at the same
 // positions of `starts`; union_start (one entry per position, plus one) and union_slots list the
-// slots active in any row of each infoset. y is scratch space for the largest block's infosets x
+// slots active in any row of each infoset, `uniform` (one byte per position) whether every row of
+// the infoset has exactly those active. y is scratch space for the largest block's infosets x
 // slots.
 extern "C" void labkit_efr_player_update(
     long actions, long slots, long depth, double* flat, const long* row_factors,
@@ -398,7 +402,7 @@ extern "C" void labkit_efr_player_update(
     long external_offset, long internal_offset, long blocks, const long* block_rows,
     const long* block_infosets, const long* infosets, const long* starts, double* new_weight,
     double* y, double* solved_y, double* solved_sigma, unsigned char* solved,
-    const long* union_start, const long* union_slots) {
+    const long* union_start, const long* union_slots, const unsigned char* uniform) {
   const size_t row_bytes = sizeof(double) * slots, sigma_bytes = sizeof(double) * actions;
   for (long b = 0; b < blocks; ++b) {
     const long first = block_rows[b], stop = block_rows[b + 1];
@@ -410,8 +414,8 @@ extern "C" void labkit_efr_player_update(
     const long offset = block_infosets[b], count = block_infosets[b + 1] - offset;
     block_update_sparse(stop - first, slots, regrets + first * slots, played_weight + first, rho,
                         row_infoset + first, active + first * slots, new_weight + first, count,
-                        starts + offset, union_start + offset, union_slots, infosets + offset,
-                        reached, y);
+                        starts + offset, union_start + offset, union_slots, uniform + offset,
+                        infosets + offset, reached, y);
     for (long k = 0; k < count; ++k) {
       const long i = infosets[offset + k], position = offset + k;
       if (!reached[i]) continue;

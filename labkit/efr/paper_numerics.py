@@ -442,6 +442,14 @@ class PlayerLayout:
             union = np.logical_or.reduceat(self.row_active, np.minimum(segment_starts, rows - 1), axis=0)
             union &= (sizes > 0)[:, None]
         self.union_start = np.r_[0, np.cumsum(union.sum(axis=1))].astype(np.int64)
+        # whether every row of the infoset has exactly its union active (the kernel then reads
+        # no mask)
+        mismatched = np.zeros(len(segment_starts), dtype=bool)
+        if rows:
+            per_row_union = np.repeat(union, sizes, axis=0)
+            owner = np.repeat(np.arange(len(segment_starts)), sizes)
+            np.logical_or.at(mismatched, owner, (self.row_active != per_row_union).any(axis=1))
+        self.uniform = (~mismatched).astype(np.uint8)
         self.union_slots = np.ascontiguousarray(np.nonzero(union)[1], dtype=np.int64)
         self.legal = _legal_bytes(game)
         self.external_offset = 0 if st.has_external else -1
@@ -454,7 +462,8 @@ class PlayerLayout:
         """The arrays' addresses in `player_update`'s order of arguments."""
         return _addresses(self._book, "layout", lambda: (
             self.row_factors, self.row_infoset, self.row_active, self.legal, self.block_rows,
-            self.block_infosets, self.infosets, self.starts, self.union_start, self.union_slots))
+            self.block_infosets, self.infosets, self.starts, self.union_start, self.union_slots,
+            self.uniform))
 
     @classmethod
     def of(cls, game, structure, player):
@@ -508,14 +517,15 @@ def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
     if regrets.shape[1] != layout.num_slots or rho.shape[1:] != (layout.num_slots,):
         raise ValueError("regrets and rho must have the structure's slots")
     (factors, row_infoset, active, legal, block_rows, block_infosets, infosets, starts, union_start,
-     union_slots) = layout.addresses()
+     union_slots, uniform) = layout.addresses()
     y, solved_y, solved_sigma, solved = plan.addresses()
     kernels().player_update(
         layout.num_actions, layout.num_slots, layout.depth, _pointer(flat), factors,
         _pointer(regrets) + rows.start * layout.num_slots * 8, _pointer(played_weight), _pointer(rho),
         row_infoset, active, legal, _pointer(reached), layout.external_offset,
         layout.internal_offset, len(layout.block_rows) - 1, block_rows, block_infosets, infosets,
-        starts, _pointer(new_weight), y, solved_y, solved_sigma, solved, union_start, union_slots)
+        starts, _pointer(new_weight), y, solved_y, solved_sigma, solved, union_start, union_slots,
+        uniform)
 
 
 def terminal_reach_compiled(game, probs, scratch=None):
