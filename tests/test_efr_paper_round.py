@@ -158,3 +158,16 @@ def test_copies_of_a_learner_keep_their_own_memory():
         for _ in range(3):
             twin.step()
         assert same_bits(twin.regrets, original.regrets) and same_bits(twin._flat, original._flat)
+
+
+def test_a_subset_of_players_learns_as_in_the_block_loop():
+    game = lk.games.load("kuhn_poker(players=3)")
+    rng = np.random.default_rng(6)
+    fused, loop = (EFR(game, "tips_ex+in", fixed_point="paper") for _ in range(2))
+    loop._fused_paper_round = False
+    for players in ([1], [2, 0], [0, 1, 2]):
+        opponents = normalize_rows(game, rng.random(game.legal_mask.shape) * game.legal_mask)
+        fused.update(opponents, players=players)
+        loop.update(opponents, players=players)
+        assert same_bits(fused.regrets, loop.regrets) and same_bits(fused._flat, loop._flat)
+        assert same_bits(fused.average_policy().probs, loop.average_policy().probs)
