@@ -62,7 +62,8 @@ class EFR(Solver):
         much rounding alone moves the rounding-sensitive results; "paper" is the authors'
         computation bit for bit: their Eigen solver (`labkit.efr.eigen`, compiled on first use)
         and every sum of the round in their order (`labkit.efr.paper_numerics`). It reproduces
-        the paper's Leduc tables to the printed decimal and is about twice as slow.
+        the paper's Leduc tables to the printed decimal; its round runs compiled, two to six
+        times faster than the default's numpy round (Leduc and goofspiel(4), 2026-12-01).
 
     Attributes
     ----------
