@@ -5,7 +5,8 @@
 
 For each game and deviation type: CPU seconds per `update` of one learner (both seats) against
 the CF self-play profile, with fixed_point="paper", once with numpy's loops (the code that made
-the cached tables) and once with ``paper_kernels.cpp`` (labkit.efr.paper_numerics), alternating
+the cached tables, in the learner's block loop) and once with ``paper_kernels.cpp`` (the default
+fused round, labkit.efr.paper_numerics), alternating
 block by block so that both see the same machine load; then the ratio, and whether the two
 learners' regrets and profiles stayed bitwise equal. CPU time of this process, robust to other
 jobs; --wall for wall-clock time.
@@ -39,6 +40,7 @@ def compare(game_name, kind, updates, clock):
     game = load_game(resolve_game(game_name))
     column = efr_learner(game, "cf", "paper")
     learners = {"numpy": efr_learner(game, kind, "paper"), "compiled": efr_learner(game, kind, "paper")}
+    learners["numpy"]._fused_paper_round = False       # the block loop, where the numpy loops sit
     seconds = {name: [] for name in learners}
     for _ in range(updates):
         y = column._probs.copy()

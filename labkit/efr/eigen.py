@@ -145,7 +145,10 @@ def _load():
 
 def kernels():
     """The compiled loops of ``paper_kernels.cpp`` as ctypes functions (a namespace with
-    ``block_update``, ``immediate_regrets`` and ``counterfactual_values``)."""
+    ``block_update``, ``immediate_regrets`` (and ``immediate_regrets_constant_rows``),
+    ``counterfactual_values``,
+    the learner's two halves of it ``others_reach`` and ``counterfactual_values_given_reach``,
+    ``player_update`` and ``terminal_reach``)."""
     global _kernels
     if _kernels is None:
         _load()
@@ -154,9 +157,15 @@ def kernels():
         signatures = {
             "immediate_regrets": [size, size, pointer, pointer, pointer, pointer, size, size, size,
                                   pointer],
+            "immediate_regrets_constant_rows": [size, size, pointer, pointer, pointer, pointer, size,
+                                                size, size, pointer],
             "block_update": [size, size, pointer, pointer, pointer, pointer, pointer, pointer, size,
                              pointer, pointer],
             "counterfactual_values": [size, size, size, *[pointer] * 9, size, *[pointer] * 7],
+            "others_reach": [size, size, size, *[pointer] * 7],
+            "counterfactual_values_given_reach": [size, size, size, *[pointer] * 8, size, *[pointer] * 6],
+            "player_update": [size, size, size, *[pointer] * 9, size, size, size, *[pointer] * 12],
+            "terminal_reach": [size, size, *[pointer] * 5, size, pointer, pointer, pointer],
         }
         functions = {}
         for name, argtypes in signatures.items():

@@ -23,6 +23,8 @@ uses the functions here; the mathematics is the same as the default path's.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from labkit.tree import CHANCE
@@ -169,9 +171,41 @@ def sequential_segment_sums(terms, starts):
 # built with the Eigen solver by `labkit.efr.eigen`). Bit for bit the numpy versions'
 # results: tests/test_efr_paper_kernels.py compares them on every deviation type, and
 # benchmarks/bench_efr_paper_kernels.py measures the two side by side.
+#
+# The learner's round (`labkit.efr.EFR._paper_round`) goes further, still without changing an
+# operation or its order: `counterfactual_values_into` (the others' top-down weights shared by
+# the learners that meet one profile, int32 tree arrays), `immediate_regrets_compiled` with
+# constant_rows, and `player_update` (all of a player's blocks in one call: weights, regret
+# update over the slots some row of the infoset uses, y only where the others reach, the solver
+# per infoset with a memory of its last input and output). tests/test_efr_paper_round.py
+# compares it with the block loop on all nine games of the paper; benchmarks/bench_efr_round.py
+# times the two.
 
 def _pointer(array):
     return array.ctypes.data
+
+
+class _Addresses(dict):
+    """Memory addresses of arrays, cached beside the arrays (ctypes' ``.data`` costs microseconds,
+    and an update passes dozens). A copy of the owner (deepcopy, pickle) holds other memory, so
+    this cache is never copied: the copy starts empty and looks its own arrays up."""
+
+    def __copy__(self):
+        return _Addresses()
+
+    def __deepcopy__(self, memo):
+        return _Addresses()
+
+    def __reduce__(self):
+        return (_Addresses, ())
+
+
+def _addresses(cache, key, arrays):
+    """``tuple(_pointer(a) for a in arrays())``, kept in the `_Addresses` `cache` under `key`."""
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = tuple(_pointer(a) for a in arrays())
+    return found
 
 
 def counterfactual_values_compiled(game, profile, player):
@@ -192,6 +226,89 @@ def counterfactual_values_compiled(game, profile, player):
         _pointer(weight), _pointer(value), _pointer(action_value), _pointer(q), _pointer(v),
         _pointer(reached))
     return q, v, reached.astype(bool)
+
+
+def counterfactual_values_into(game, own, others, player, q, v, reached, scratch=None):
+    """`counterfactual_values` of `player` on the merged profile ``np.where(mine, own, others)``
+    (mine: the player's infosets), compiled, added into the caller's arrays: q (I, A) and v (I,)
+    float64 and reached (I,) uint8, zeros where the player's infosets are (as the numpy
+    function's fresh arrays are), so that one set of arrays collects every player's values.
+    `scratch`, a dict the caller keeps (one per learner: the pass overwrites it), saves
+    allocating the per-history work arrays in every call.
+
+    The top-down weights r(h) depend on `others` alone (`_others_reach`): learners that meet
+    the same profile in a row (a fixed-regime round: every row against the column's y^t) share
+    them."""
+    from labkit.efr.eigen import kernels
+    g = game
+    H, A = g.num_histories, g.num_actions
+    tables = _tree_tables(g)
+    ordered = tables["ordered"][player]
+    scratch = {} if scratch is None else scratch
+    if not scratch:                      # per-history work array, overwritten by every pass
+        scratch.update(value=np.empty(H))
+    for array, kind in ((own, np.float64), (others, np.float64), (q, np.float64), (v, np.float64),
+                        (reached, np.uint8)):
+        if array.dtype != kind or not array.flags.c_contiguous:
+            raise ValueError(f"counterfactual_values_into needs C-contiguous {np.dtype(kind).name} arrays")
+    weight = _others_reach(g, player, others)
+    mover, infoset, action, payoff, first_child, num_children, ordered_at = _pass_addresses(g, player)
+    kernels().counterfactual_values_given_reach(
+        H, A, int(player), mover, infoset, action, payoff, first_child, num_children, _pointer(own),
+        _pointer(others), len(ordered), ordered_at, _pointer(weight), _pointer(scratch["value"]),
+        _pointer(q), _pointer(v), _pointer(reached))
+
+
+def _pass_addresses(game, player):
+    """The addresses of the bottom-up pass's fixed arrays for `player` (cached on the game, beside
+    the arrays)."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    book = cache.setdefault("pass_addresses", _Addresses())
+
+    def arrays():
+        tables, narrow = _tree_tables(game), _narrow_tree_tables(game)
+        return (*(narrow[k] for k in ("mover", "infoset", "action")), tables["payoff"][player],
+                narrow["first_child"], narrow["num_children"], tables["ordered"][player])
+    return _addresses(book, int(player), arrays)
+
+
+def _narrow_tree_tables(game):
+    """`_tree_tables`' integer arrays as int32 (cached on the game): the bottom-up pass streams
+    them once per learner and player, and half the bytes is most of its time."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "narrow_tree_tables" not in cache:
+        tables = _tree_tables(game)
+        if game.num_histories >= 2 ** 31:
+            raise ValueError(f"{game.name} has too many histories for the compiled pass")
+        cache["narrow_tree_tables"] = {k: np.ascontiguousarray(tables[k], dtype=np.int32)
+                                       for k in ("mover", "infoset", "action", "first_child", "num_children")}
+    return cache["narrow_tree_tables"]
+
+
+# the last others' profile and its top-down weights per (game, player), one memory per thread
+# (the work units of a tournament may run in threads; each thread keeps its own)
+_reach_memory = threading.local()
+
+
+def _others_reach(game, player, others):
+    """r(h) = the product of chance's and the other players' probabilities into h, as the first
+    half of the compiled counterfactual pass computes it; recomputed only when `others` differs
+    (in any bit) from the profile of the previous call for this game and player in this thread.
+    The returned array is overwritten by the next call that misses."""
+    from labkit.efr.eigen import kernels
+    memory = _reach_memory.__dict__.setdefault("entries", {})
+    key = (id(game), int(player))
+    entry = memory.get(key)
+    if (entry is not None and entry[0] is game and entry[1].shape == others.shape
+            and np.array_equal(entry[1].view(np.int64), others.view(np.int64))):
+        return entry[2]
+    weight = entry[2] if entry is not None and entry[0] is game else np.empty(game.num_histories)
+    tables = _tree_tables(game)
+    kernels().others_reach(game.num_histories, game.num_actions, int(player),
+                           *(_pointer(tables[k]) for k in ("parent", "mover", "infoset", "action")),
+                           _pointer(tables["chance_prob"]), _pointer(others), _pointer(weight))
+    memory[key] = (game, others.copy(), weight)
+    return weight
 
 
 def _tree_tables(game):
@@ -221,15 +338,18 @@ def _tree_tables(game):
     return cache["tree_tables"]
 
 
-def immediate_regrets_compiled(game, structure, q, v, probs):
-    """`immediate_regrets`, compiled (same arguments, same bits)."""
+def immediate_regrets_compiled(game, structure, q, v, probs, constant_rows=False):
+    """`immediate_regrets`, compiled (same arguments, same bits). With `constant_rows`, an
+    infoset whose q(I, .) is one value in every action (every unreached one) is summed once
+    for all its slots: the sums are term for term the same."""
     from labkit.efr.eigen import kernels
     g, st = game, structure
     I, A = g.legal_mask.shape
     q, v, probs = (np.ascontiguousarray(x, dtype=float) for x in (q, v, probs))
     legal = _legal_bytes(g)
     rho = np.empty((I, st.num_slots))
-    kernels().immediate_regrets(I, A, _pointer(q), _pointer(v), _pointer(probs), _pointer(legal),
+    kernel = kernels().immediate_regrets_constant_rows if constant_rows else kernels().immediate_regrets
+    kernel(I, A, _pointer(q), _pointer(v), _pointer(probs), _pointer(legal),
                                 st.num_slots, 0 if st.has_external else -1,
                                 st.internal_offset if st.has_internal else -1, _pointer(rho))
     return rho
@@ -287,3 +407,167 @@ def block_update_numpy(regrets, played_weight, rho, row_infoset, row_active, new
     """`block_update` in numpy (the reference the compiled loop equals bit for bit)."""
     accumulate_regrets_numpy(regrets, played_weight, rho, row_infoset, row_active)
     return positive_segment_sums_numpy(regrets, new_weight, starts)
+
+
+class PlayerLayout:
+    """One player's rows of a `DeviationStructure`, laid out for `player_update` (cached on the
+    game per deviation type and player, shared by that type's learners): the row arrays as
+    contiguous views, the blocks' row bounds, their infosets and segment starts concatenated,
+    and per infoset the slots active in any of its rows."""
+
+    def __init__(self, game, structure, player):
+        st = structure
+        blocks = st.blocks[player]
+        first = blocks[0][0].start if blocks else 0
+        stop = blocks[-1][0].stop if blocks else 0
+        self.rows = slice(first, stop)
+        self.row_factors = np.ascontiguousarray(st.row_factors[first:stop], dtype=np.int64)
+        self.depth = self.row_factors.shape[1]
+        self.row_infoset = np.ascontiguousarray(st.row_infoset[first:stop], dtype=np.int64)
+        self.row_active = np.ascontiguousarray(st.row_active[first:stop], dtype=np.bool_)
+        self.block_rows = np.array([b.start - first for b, _, _ in blocks] + [stop - first], dtype=np.int64)
+        self.counts = [len(infosets) for _, infosets, _ in blocks]
+        self.block_infosets = np.r_[0, np.cumsum(self.counts, dtype=np.int64)].astype(np.int64)
+        concat = (lambda parts: np.ascontiguousarray(np.concatenate(parts), dtype=np.int64)
+                  if parts else np.zeros(0, np.int64))
+        self.infosets = concat([infosets for _, infosets, _ in blocks])
+        self.starts = concat([starts for _, _, starts in blocks])
+        # per infoset (position), the slots active in any of its rows, ascending
+        rows = stop - first
+        segment_starts = concat([b.start - first + starts for b, _, starts in blocks])
+        sizes = np.diff(np.r_[segment_starts, rows])
+        union = np.zeros((len(segment_starts), st.num_slots), dtype=bool)
+        if rows:
+            # (reduceat gives an empty segment its first row: those are masked out)
+            union = np.logical_or.reduceat(self.row_active, np.minimum(segment_starts, rows - 1), axis=0)
+            union &= (sizes > 0)[:, None]
+        self.union_start = np.r_[0, np.cumsum(union.sum(axis=1))].astype(np.int64)
+        # whether every row of the infoset has exactly its union active (the kernel then reads
+        # no mask)
+        mismatched = np.zeros(len(segment_starts), dtype=bool)
+        if rows:
+            per_row_union = np.repeat(union, sizes, axis=0)
+            owner = np.repeat(np.arange(len(segment_starts)), sizes)
+            np.logical_or.at(mismatched, owner, (self.row_active != per_row_union).any(axis=1))
+        self.uniform = (~mismatched).astype(np.uint8)
+        self.union_slots = np.ascontiguousarray(np.nonzero(union)[1], dtype=np.int64)
+        self.legal = _legal_bytes(game)
+        self.external_offset = 0 if st.has_external else -1
+        self.internal_offset = st.internal_offset if st.has_internal else -1
+        self.num_slots = st.num_slots
+        self.num_actions = game.num_actions
+        self._book = _Addresses()
+
+    def addresses(self):
+        """The arrays' addresses in `player_update`'s order of arguments."""
+        return _addresses(self._book, "layout", lambda: (
+            self.row_factors, self.row_infoset, self.row_active, self.legal, self.block_rows,
+            self.block_infosets, self.infosets, self.starts, self.union_start, self.union_slots,
+            self.uniform))
+
+    @classmethod
+    def of(cls, game, structure, player):
+        cache = game.__dict__.setdefault("_efr_paper_cache", {}).setdefault("layouts", {})
+        key = (structure.kind, int(player))
+        if key not in cache or cache[key][0] is not structure:
+            cache[key] = (structure, cls(game, structure, player))
+        return cache[key][1]
+
+
+class PlayerPlan:
+    """A `PlayerLayout` with one learner's working memory for `player_update`: the block's y
+    and the solver's last input and output per infoset (``player_update`` reuses them)."""
+
+    def __init__(self, game, structure, player):
+        self.layout = layout = PlayerLayout.of(game, structure, player)
+        self.rows = layout.rows
+        self.y = np.empty((max(layout.counts, default=0), structure.num_slots))
+        self.solved_y = np.empty((len(layout.infosets), structure.num_slots))
+        self.solved_sigma = np.empty((len(layout.infosets), game.num_actions))
+        self.solved = np.zeros(len(layout.infosets), dtype=np.uint8)
+        self._book = _Addresses()
+
+    def addresses(self):
+        """The working arrays' addresses in `player_update`'s order of arguments."""
+        return _addresses(self._book, "plan", lambda: (self.y, self.solved_y, self.solved_sigma,
+                                                      self.solved))
+
+
+def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
+    """Steps 3 and 4 of the round for one player, compiled: for each of its blocks, shallowest
+    first, the time-selection weights under the strategy as the earlier blocks left it
+    (`sequential_products`), `block_update`, and the authors' solver (`labkit.efr.eigen`) on
+    the infosets the others reach, written into `flat` (the strategy vector with its trailing
+    1.0). The same bits as `labkit.efr.EFR`'s block loop with numpy and one solver call per
+    block (an infoset whose weights y repeat the bytes of its last solve reuses that solve's
+    strategy: the solver is a deterministic function of them; and y is formed only for the
+    reached infosets and only over the slots active in some row of the infoset, the others
+    being one shared running sum of zeros). `regrets` is the learner's whole table,
+    `played_weight` and `new_weight` (output) the player's rows, `rho` (I, S), `reached` (I,)
+    uint8; `plan` is the learner's `PlayerPlan`."""
+    from labkit.efr.eigen import kernels
+    _require_layout(regrets)
+    layout, rows = plan.layout, plan.rows
+    checks = ((flat, np.float64, None), (played_weight, np.float64, (rows.stop - rows.start,)),
+              (new_weight, np.float64, (rows.stop - rows.start,)), (rho, np.float64, None),
+              (reached, np.uint8, layout.legal.shape[:1]))
+    for array, kind, shape in checks:
+        if array.dtype != kind or not array.flags.c_contiguous or (shape and array.shape != shape):
+            raise ValueError("player_update needs C-contiguous arrays of the plan's shapes")
+    if regrets.shape[1] != layout.num_slots or rho.shape[1:] != (layout.num_slots,):
+        raise ValueError("regrets and rho must have the structure's slots")
+    (factors, row_infoset, active, legal, block_rows, block_infosets, infosets, starts, union_start,
+     union_slots, uniform) = layout.addresses()
+    y, solved_y, solved_sigma, solved = plan.addresses()
+    kernels().player_update(
+        layout.num_actions, layout.num_slots, layout.depth, _pointer(flat), factors,
+        _pointer(regrets) + rows.start * layout.num_slots * 8, _pointer(played_weight), _pointer(rho),
+        row_infoset, active, legal, _pointer(reached), layout.external_offset,
+        layout.internal_offset, len(layout.block_rows) - 1, block_rows, block_infosets, infosets,
+        starts, _pointer(new_weight), y, solved_y, solved_sigma, solved, union_start, union_slots,
+        uniform)
+
+
+def terminal_reach_compiled(game, probs, scratch=None):
+    """``labkit.evaluate._reach(game, edge_probabilities(game, probs))[:, game.terminals]``,
+    compiled (the same bits): (n + 1, Z), every player's and chance's reach contribution at the
+    terminals. `scratch`, a (num_histories * (n + 1),) float64 array the caller keeps, saves an
+    allocation per call."""
+    from labkit.efr.eigen import kernels
+    g = game
+    tables = _reach_tables(g)
+    rows, H = g.num_players + 1, g.num_histories
+    probs = np.ascontiguousarray(probs, dtype=float)
+    if probs.shape != g.legal_mask.shape:
+        raise ValueError(f"probs must have shape {g.legal_mask.shape}, got {probs.shape}")
+    if scratch is None:
+        scratch = np.empty(H * rows)
+    elif scratch.dtype != np.float64 or not scratch.flags.c_contiguous or scratch.size < H * rows:
+        raise ValueError(f"scratch must be a C-contiguous float64 array of at least {H * rows} entries")
+    terminals = tables["terminals"]
+    out = np.empty((rows, len(terminals)))
+    parent, owner, source, chance, terminals_at = _addresses(
+        tables["addresses"], "all",
+        lambda: tuple(tables[k] for k in ("parent", "edge_owner", "edge_source", "chance_prob", "terminals")))
+    kernels().terminal_reach(H, rows, parent, owner, source, chance, _pointer(probs), len(terminals),
+                             terminals_at, _pointer(scratch), _pointer(out))
+    return out
+
+
+def _reach_tables(game):
+    """The tree's edges for `terminal_reach_compiled` (cached on the game): parent, the row that
+    owns each move (edge_owner), the index of its probability in the flat profile or -1 for
+    chance's moves (edge_source), chance's probabilities and the terminals."""
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "reach_tables" not in cache:
+        g = game
+        source = np.full(g.num_histories, -1, dtype=np.int64)
+        source[g.decision_edges] = g.edge_seq[g.decision_edges]
+        cache["reach_tables"] = {
+            "parent": np.ascontiguousarray(g.parent, dtype=np.int64),
+            "edge_owner": np.ascontiguousarray(g.edge_owner, dtype=np.int64),
+            "edge_source": source,
+            "chance_prob": np.ascontiguousarray(g.chance_prob, dtype=float),
+            "terminals": np.ascontiguousarray(g.terminals, dtype=np.int64)}
+        cache["reach_tables"]["addresses"] = _Addresses()
+    return cache["reach_tables"]

@@ -132,10 +132,27 @@ def _terminal_reach(game, probs):
     return _reach(game, edge_probabilities(game, probs))[:, game.terminals]
 
 
-def _reach_of(unit, game, probs):
+def _reach_of(unit, game, probs, scratch=None):
     """Terminal reaches of a profile the unit's learner played: validated unless the unit
-    replays the authors' numerics (`FixedUnit.validate_profiles`)."""
-    return terminal_reach(game, probs) if unit.validate_profiles else _terminal_reach(game, probs)
+    replays the authors' numerics (`FixedUnit.validate_profiles`). Those runs have the paper
+    mode's compiled loops loaded (fixed_point "paper"), which compute the same bits in one pass
+    over the tree; `scratch` (from `_reach_scratch`) is their work array."""
+    if unit.validate_profiles:
+        return terminal_reach(game, probs)
+    if scratch is not None:
+        from labkit.efr import paper_numerics
+        return paper_numerics.terminal_reach_compiled(game, probs, scratch)
+    return _terminal_reach(game, probs)
+
+
+def _reach_scratch(unit, game):
+    """A work array for `_reach_of`, one per unit (units may run in threads), or None where the
+    compiled pass is not loaded: only for the authors' numerics, and only without building the
+    library here ("lstsq" needs no compiler)."""
+    from labkit.efr import eigen
+    if unit.validate_profiles or eigen._library is None:
+        return None
+    return np.empty(game.num_histories * (game.num_players + 1))
 
 
 def _learn(unit, learner, opponents):
@@ -205,11 +222,12 @@ def run_fixed_unit(unit):
     # update for update (same state, same opponents), so the column learner plays that row
     rows = [column if name == unit.column else unit.learner(game, name) for name in unit.rows]
     values = np.zeros((len(rows), unit.rounds))
+    scratch = _reach_scratch(unit, game)
     for t in range(unit.rounds):
         y = _profile(column)
-        reach_y = _reach_of(unit, game, y)     # shared by every row of this round
+        reach_y = _reach_of(unit, game, y, scratch)     # shared by every row of this round
         for k, learner in enumerate(rows):
-            reach_x = reach_y if learner is column else _reach_of(unit, game, _profile(learner))
+            reach_x = reach_y if learner is column else _reach_of(unit, game, _profile(learner), scratch)
             values[k, t] = _seat_values(game, reach_x, reach_y).mean()
         if t + 1 < unit.rounds:
             _learn(unit, column, y)      # self-play: every seat against the frozen y^t
@@ -230,9 +248,10 @@ def run_pair_unit(unit):
     else:
         b = unit.learner(game, unit.column)
     ab, ba = np.zeros(unit.rounds), np.zeros(unit.rounds)
+    scratch = _reach_scratch(unit, game)
     for t in range(unit.rounds):
         x, y = _profile(a), _profile(b)
-        reach_x, reach_y = _reach_of(unit, game, x), _reach_of(unit, game, y)
+        reach_x, reach_y = _reach_of(unit, game, x, scratch), _reach_of(unit, game, y, scratch)
         ab[t] = _seat_values(game, reach_x, reach_y).mean()
         ba[t] = ab[t] if b is a else _seat_values(game, reach_y, reach_x).mean()
         if t + 1 < unit.rounds:
