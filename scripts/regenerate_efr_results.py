@@ -65,7 +65,8 @@ def estimate(names, slice_rounds, workers, rounds=ROUNDS):
     """Print, per run, the measured cost of one row-round and the full run's estimated wall time.
 
     A slice plays every row against the self-play of one column for `slice_rounds` rounds
-    (rows x rounds row updates plus rounds self-play updates, serial). A full run of either
+    (rows x rounds row updates plus rounds self-play updates, serial), after an untimed one-round
+    slice that builds the learners' deviation structures. A full run of either
     regime is about rows^2 x rounds + rows x rounds learner-rounds, spread over the workers.
     The slice's CPU time is measured beside its wall time: on a machine that other jobs share,
     the estimate from CPU time is what the run takes once it has the cores to itself.
@@ -78,8 +79,13 @@ def estimate(names, slice_rounds, workers, rounds=ROUNDS):
     for name in names:
         game, regime, variants, fixed_point = RUNS[name]
         load_game(game)
+        column = [variants[min(1, len(variants) - 1)]]
+        # untimed first: one round builds the deviation structures, which a real run builds once
+        # per worker and the scaling below would otherwise multiply about a thousand times
+        efr_tournament(game, variants, column, regime="fixed", rounds=1, executor="serial",
+                       progress=False, fixed_point=fixed_point)
         start, cpu = time.perf_counter(), time.process_time()
-        efr_tournament(game, variants, [variants[min(1, len(variants) - 1)]], regime="fixed",
+        efr_tournament(game, variants, column, regime="fixed",
                        rounds=slice_rounds, executor="serial", progress=False, fixed_point=fixed_point)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         row_rounds = (len(variants) + 1) * slice_rounds
