@@ -547,7 +547,7 @@ def test_paper_numerics_reproduce_a_sensitive_column_live(column):
 
 # runs of scripts/regenerate_efr_results.py not computed yet (labkit/data/efr/README.md says why and how
 # long they take); regenerating one means deleting it here
-NOT_YET_CACHED = {"sheriff_fixed", "sheriff_simultaneous", "tiny_bridge_2p_simultaneous"}
+NOT_YET_CACHED = set()
 
 
 def test_every_paper_run_is_cached():
