@@ -71,7 +71,8 @@ RUNS = {
     "deep_cfr_kuhn": dict(game="kuhn_poker", seeds=[0, 1, 2], checkpoints=[1, 2, 5, 10, 20, 50, 100, 200],
                           config=DEEP_CFR_KUHN),
     "nfsp_leduc": dict(game="leduc_poker", seeds=[0, 1, 2],
-                       checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 600_000, 1_000_000],
+                       checkpoints=[1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 600_000, 1_000_000,
+                                    1_500_000, 2_000_000, 3_000_000],
                        config=NFSP_LEDUC),
     # seed 0 of nfsp_leduc again (the same numbers where the checkpoints meet), checked more often,
     # with the average policy at WIDGET_INFOSETS: the frames of chapter 4's widget
