@@ -23,6 +23,7 @@ import optax
 
 from labkit.deep.features import infoset_features
 from labkit.deep.networks import MLP, masked_log_softmax
+from labkit.mccfr import _pick_from
 from labkit.solver import Solver
 from labkit.tree import CHANCE, TERMINAL
 
@@ -104,15 +105,9 @@ def pick(cumulative, u):
 
 
 def pick_from(probs, u):
-    """Sample an index of a probability list with the uniform number u, never a zero-probability one."""
-    total, last = 0.0, 0
-    for k, p in enumerate(probs):
-        if p > 0.0:
-            total += p
-            last = k
-            if u < total:
-                return k
-    return last
+    """Sample an index of a probability list with the uniform number u, never a zero-probability one
+    (the same rule as tabular MCCFR's sampling, `labkit.mccfr._pick_from`)."""
+    return _pick_from(probs, u)
 
 
 class FlatTree:
