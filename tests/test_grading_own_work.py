@@ -193,6 +193,13 @@ def test_the_hint_names_the_part_the_task_and_the_call():
         "L15(d) asks you to write NashConv yourself; your `nash_conv` called `labkit.nash_conv`"
 
 
+def test_the_calls_of_one_function_are_named_in_one_hint():
+    rule = OwnWork("write CFR yourself")
+    found = [{"name": "cfr", "called": c} for c in ("labkit.CFR", "labkit.CFR.run", "labkit.CFR.run")]
+    assert rule.summary("L15(e)", found) == \
+        "L15(e) asks you to write CFR yourself; your `cfr` called `labkit.CFR` and `labkit.CFR.run`"
+
+
 # ------------------------------------------------------------------ the reporter and the checks
 def test_the_reporter_records_own_work_for_parts_with_a_rule_only():
     namespace = {"nash_conv": through_the_root, "counts": {"histories": 1, "infosets": 1, "terminal": 1}}
@@ -266,23 +273,50 @@ def test_grade_part_with_the_answer_cells_adds_the_static_reading(wrapped):
 
 
 # ------------------------------------------------------------------ through the sandboxed grader
-@pytest.mark.slow
-def test_the_library_wrapper_notebook_scores_zero_on_the_wrapped_parts(tmp_path):
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The library-wrapper, faked-timing and honest notebooks, graded by the sandboxed grader.
+
+    The wall-clock limits are raised (a safety net, not the measure): these tests check what
+    the checks decide, which must not depend on how busy the machine is."""
     from labkit.grading.grader import grade_paths
     from labkit.grading.sandbox import SandboxUnavailable, check_available
     try:
         check_available()
     except SandboxUnavailable as exc:         # pragma: no cover - CI installs bubblewrap
         pytest.skip(f"no sandbox here: {exc}")
-    nb = subs.library_wrappers()
-    for cell in nb.cells:                     # (k) is not asked of this notebook
+    folder = tmp_path_factory.mktemp("lab15")
+    wrappers = subs.library_wrappers()
+    for cell in wrappers.cells:               # (k) is not asked of this notebook
         if cell.metadata.get("labkit", {}).get("slot") == "L15(k)":
             cell.source = "curves = {}"
-    nbformat.write(nb, tmp_path / lab.EXERCISE.filename)
-    (result,) = grade_paths([tmp_path], instructor=ROOT / "instructor", executor=1)
-    parts = {p["part"]: p for p in result["parts"]}
+    for student, nb in (("wrappers", wrappers), ("faked", subs.faked_timing()), ("honest", subs.honest())):
+        (folder / student).mkdir()
+        nbformat.write(nb, folder / student / lab.EXERCISE.filename)
+    results = grade_paths([folder], instructor=ROOT / "instructor", executor=2, timeout=600, budget=3600)
+    return {r["student"]: {p["part"]: p for p in r["parts"]} | {"score": r["score"]} for r in results}
+
+
+@pytest.mark.slow
+def test_the_library_wrapper_notebook_scores_zero_on_the_wrapped_parts(graded):
+    parts = graded["wrappers"]
     for part in subs.WRAPPED_PARTS:
         assert parts[part]["points"] == 0, (part, parts[part])
-        assert parts[part]["hints"][0].startswith(f"{part} asks you to "), parts[part]
+        assert parts[part]["hints"][0].split(": ", 1)[1].startswith(f"{part} asks you to "), parts[part]
     assert "your `nash_conv` called `labkit.nash_conv`" in parts["L15(d)"]["hints"][0]
-    assert parts["L15(a)"]["points"] == 2                 # the honest walk of (a) keeps its points
+    assert parts["L15(a)"]["points"] == 2 and parts["score"] == 2   # the honest walk of (a) keeps its points
+
+
+@pytest.mark.slow
+def test_speed_bought_before_the_timed_call_earns_no_speed_point(graded):
+    parts = graded["faked"]
+    nash_conv, thousand = parts["L15(d)"], parts["L15(g)"]
+    assert nash_conv["points"] == 1 and "at a policy it had not seen" in nash_conv["hints"][0], nash_conv
+    assert thousand["points"] == 0 and "computed before the call" in thousand["hints"][0], thousand
+    assert all(parts[p]["points"] == parts[p]["max_points"] for p in ("L15(a)", "L15(b)", "L15(e)", "L15(j)"))
+
+
+@pytest.mark.slow
+def test_the_honest_notebook_scores_full_marks(graded):
+    parts = graded["honest"]
+    assert parts["score"] == 19, {p: v["hints"] for p, v in parts.items() if p != "score" and v["hints"]}

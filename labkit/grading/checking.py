@@ -220,7 +220,7 @@ def own_work_gate(part, rule, grade):
         findings = own_work_findings(value)
         if not findings:
             return items
-        hint = "; ".join(dict.fromkeys(rule.message(part, f) for f in findings))
+        hint = rule.summary(part, findings)
         return [Item(item.label, 0.0, item.max_points, hint if k == 0 else "not graded: see the hint above")
                 for k, item in enumerate(items)]
     return graded

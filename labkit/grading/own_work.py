@@ -54,6 +54,23 @@ class OwnWork:
         `nash_conv` called `labkit.nash_conv`"."""
         return message(part, self.task, finding)
 
+    def summary(self, part, findings):
+        """One hint for all the findings of a part: those of one function and one kind are
+        named together ("your `cfr` called `labkit.CFR`, `labkit.CFR.run` and ...")."""
+        groups = {}
+        for finding in findings:
+            if isinstance(finding, dict):
+                key = (finding.get("name"), bool(finding.get("thread")), bool(finding.get("static")),
+                       bool(finding.get("tampered")), bool(finding.get("process")))
+                groups.setdefault(key, []).append(str(finding.get("called", "?")))
+        hints = []
+        for (name, thread, static, tampered, process), called in groups.items():
+            names = list(dict.fromkeys(called))
+            joined = names[0] if len(names) == 1 else "`, `".join(names[:-1]) + "` and `" + names[-1]
+            hints.append(message(part, self.task, {"name": name, "called": joined, "thread": thread,
+                                                   "static": static, "tampered": tampered, "process": process}))
+        return "; ".join(hints)
+
 
 def message(part, task, finding):
     name = finding.get("name", "?")

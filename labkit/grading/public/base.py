@@ -46,9 +46,7 @@ def _with_own_work(part, rule, feedback):
         findings = value.get("__own_work__") if isinstance(value, dict) else None
         if isinstance(findings, list):
             def own():
-                if findings:
-                    return "; ".join(rule.message(part, x) for x in findings if isinstance(x, dict))
-                return None
+                return rule.summary(part, findings) if findings else None
             f.item("calls no labkit solver or evaluator", own)
         return f
     return checks
