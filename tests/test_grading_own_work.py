@@ -311,7 +311,11 @@ def test_the_library_wrapper_notebook_scores_zero_on_the_wrapped_parts(graded):
 def test_speed_bought_before_the_timed_call_earns_no_speed_point(graded):
     parts = graded["faked"]
     nash_conv, thousand = parts["L15(d)"], parts["L15(g)"]
-    assert nash_conv["points"] == 1 and "at a policy it had not seen" in nash_conv["hints"][0], nash_conv
+    # the memo misses every new policy (3 CPU s a call), and the thread that (a) started was still
+    # busy with the notebook's code when (d) was timed: either withholds the point, with its reason
+    assert nash_conv["points"] == 1, nash_conv
+    assert "at a policy it had not seen" in nash_conv["hints"][0] or \
+        "a thread was running your notebook's code" in nash_conv["hints"][0], nash_conv
     assert thousand["points"] == 0 and "computed before the call" in thousand["hints"][0], thousand
     assert all(parts[p]["points"] == parts[p]["max_points"] for p in ("L15(a)", "L15(b)", "L15(e)", "L15(j)"))
 
