@@ -273,14 +273,14 @@ class CallMonitor:
         table = self._genuine.get(path)
         if table is None:
             table = self._genuine[path] = _compiled_codes(path)
-        return table.get((code.co_firstlineno, code.co_qualname)) == code.co_code
+        return table.get((code.co_firstlineno, _qualname(code))) == code.co_code
 
     def public_name(self, frame):
         """How the student reached the guarded code: ``labkit.nash_conv``, ``labkit.CFRPlus``,
         ``labkit.CFRPlus.run``, ``labkit.evaluate.edge_probabilities``, or OpenSpiel's module path."""
         code = frame.f_code
         module = _module_name(code.co_filename, self._folders, self._foreign_folders)
-        qualname = code.co_qualname
+        qualname = _qualname(code)
         owner = None
         if "." in qualname and code.co_argcount and code.co_varnames[0] in ("self", "cls"):
             try:
@@ -365,6 +365,11 @@ def _library_roots(extra=()):
     return tuple(sorted(out))
 
 
+def _qualname(code):
+    """A code object's qualified name (Python 3.11 on; its plain name before)."""
+    return getattr(code, "co_qualname", code.co_name)
+
+
 def _compiled_codes(path):
     """{(first line, qualified name): bytecode} of every code object in a file, compiled afresh."""
     try:
@@ -376,7 +381,7 @@ def _compiled_codes(path):
     table, stack = {}, [top]
     while stack:
         code = stack.pop()
-        table[(code.co_firstlineno, code.co_qualname)] = code.co_code
+        table[(code.co_firstlineno, _qualname(code))] = code.co_code
         stack.extend(c for c in code.co_consts if hasattr(c, "co_code"))
     return table
 
