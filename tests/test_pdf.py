@@ -43,8 +43,11 @@ def _same_pixels(a: Image.Image, b: Image.Image) -> bool:
     return a.size == b.size and ImageChops.difference(a.convert("RGB"), b.convert("RGB")).getbbox() is None
 
 
-def _widget_outputs(notebook):
-    return [out for cell in notebook["cells"] for out in cell.get("outputs", []) if VIEW in out.get("data", {})]
+def _widget_outputs(notebook, shown=False):
+    """The widget outputs of a notebook (with ``shown``, only those the book does not hide)."""
+    hidden = {"remove-cell", "remove-output", "hide-output"}
+    return [out for cell in notebook["cells"] for out in cell.get("outputs", []) if VIEW in out.get("data", {})
+            and not (shown and hidden & set(cell.get("metadata", {}).get("tags", [])))]
 
 
 def _shown_frame(notebook, output) -> Image.Image:
@@ -253,7 +256,8 @@ def test_the_chapter_pdf_shows_each_widget_as_its_first_frame(chapter_pdf, tmp_p
     out, _, text = chapter_pdf
     assert "VBox(children" not in text and "SelectionSlider(" not in text
     notebook = _notebook()
-    widgets = _widget_outputs(notebook)
+    widgets = _widget_outputs(notebook, shown=True)
+    assert widgets, "chapter 1 shows widgets"
     assert text.count("Interactive in the online version") == len(widgets)
     subprocess.run(["pdfimages", "-png", str(out / "book.pdf"), str(tmp_path / "image")], check=True)
     embedded = [Image.open(p) for p in sorted(tmp_path.glob("image-*.png"))]
