@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 SOLUTIONS ?= 1
 
-.PHONY: book test test-fast notebooks exercises venv clean
+.PHONY: book pdf test test-fast notebooks exercises venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,15 @@ book: $(VENV)/.book-installed
 	  $(if $(REPOSITORY),--repository $(REPOSITORY)) $(if $(filter 0,$(SOLUTIONS)),--no-solutions)) .
 	$(BIN)/python scripts/install_cell.py --site _build/html --config _build/config/_config.yml
 	$(BIN)/python scripts/build_lite.py --site _build/html --config _build/config/_config.yml
+	$(BIN)/python scripts/link_pdf.py --site _build/html --pdf _build/pdf/book.pdf
+
+# the whole book as a PDF, _build/pdf/book.pdf (Jupyter Book's LaTeX builder with xelatex; needs Debian's
+# TeX packages, which .ci/run installs), offered on the site when one is built (scripts/link_pdf.py;
+# make book offers it too). make pdf SOLUTIONS=0 leaves the solutions out, as for the site.
+pdf: $(VENV)/.book-installed
+	$(BIN)/python scripts/build_pdf.py --out _build/pdf $(if $(filter 0,$(SOLUTIONS)),--no-solutions)
+	if [ -f _build/html/index.html ]; then \
+	  $(BIN)/python scripts/link_pdf.py --site _build/html --pdf _build/pdf/book.pdf; fi
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
