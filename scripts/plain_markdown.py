@@ -320,8 +320,9 @@ def _resolve(docname: str, target: str) -> str:
 
 
 def _relative(source: str, target: str) -> str:
-    up = source.count("/")
-    return "../" * up + target if up else target
+    """The relative path from the page `source` to the page `target` (docnames)."""
+    import posixpath
+    return posixpath.relpath(target, posixpath.dirname(source) or ".")
 
 
 def docname_of(path: Path, root: Path = ROOT) -> str:

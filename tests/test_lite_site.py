@@ -257,3 +257,13 @@ def test_only_the_pages_running_md_names_cannot_run_in_the_browser():
     running = (ROOT / "book" / "running.md").read_text(encoding="utf-8")
     assert "chapters 1–9 and every exercise" in running
     assert "the appendix on the EFR paper's digits" in running
+
+
+def test_running_md_links_the_wheels_the_site_hosts(lite):
+    """book/running.md names the wheels by file name (with labkit's version): they must be the ones
+    the lite build serves, so that a version bump without updating the page fails here."""
+    running = (ROOT / "book" / "running.md").read_text(encoding="utf-8")
+    for name in (install_cell.wheel_name(), install_cell.wheel_name(install_cell.ROUNDS_DISTRIBUTION)):
+        assert f'href="../lite/pypi/{name}"' in running, name
+        assert (lite / "pypi" / name).is_file(), name
+    assert "python -m http.server -d _build/html" in running

@@ -20,7 +20,7 @@ NOTE_CLASS = "labkit-lite-file-note"
 SERVE_COMMAND = "python -m http.server -d _build/html"
 FILE_NOTE = ("The in-browser copy cannot start from a page opened as a file (file://): the browser "
              "does not let it load its parts from disk. Serve the book instead: in its folder run "
-             f"{SERVE_COMMAND} and open http://localhost:8000/ (then this link works).")
+             "{command} and open http://localhost:8000/ (then this link works).")
 # on file:// pages, a click on the link shows FILE_NOTE under it instead of opening a blank tab
 FILE_SCRIPT = """document.addEventListener("click", function (event) {
   if (location.protocol !== "file:" || !event.target.closest) { return; }
@@ -28,15 +28,18 @@ FILE_SCRIPT = """document.addEventListener("click", function (event) {
   if (!link) { return; }
   event.preventDefault();
   var line = link.parentNode;
-  if (!line.querySelector(".%(note)s")) {
-    var note = document.createElement("span");
-    note.className = "%(note)s";
-    note.setAttribute("role", "note");
-    note.style.display = "block";
-    note.textContent = %(text)s;
-    line.appendChild(note);
-  }
-});""" % {"cls": CLASS, "note": NOTE_CLASS, "text": json.dumps(FILE_NOTE)}
+  if (line.querySelector(".%(note)s")) { return; }
+  var note = document.createElement("span");
+  note.className = "%(note)s";
+  note.setAttribute("role", "note");
+  note.style.display = "block";
+  var parts = %(parts)s;
+  var command = document.createElement("code");
+  command.textContent = %(command)s;
+  note.append(parts[0], command, parts[1]);
+  line.appendChild(note);
+});""" % {"cls": CLASS, "note": NOTE_CLASS, "parts": json.dumps(FILE_NOTE.split("{command}")),
+         "command": json.dumps(SERVE_COMMAND)}
 
 
 def lite_href(docname: str, lite: str = "lite") -> str:
