@@ -62,8 +62,9 @@ _NO_REPOSITORY = '''\
 _FROM_THE_SITE = '''\
         raise ModuleNotFoundError(
             "this notebook needs labkit. The book's website hosts it: download "
-            "{wheel} from its page 'Running the notebooks' "
-            "(book/running.html), pip install it, then restart the kernel")'''
+{wheels}
+            "from its page 'Running the notebooks' (book/running.html), "
+            "pip install {them}, then restart the kernel")'''
 # installs from the repository or the site's wheels; stops with a clear error when that fails, and
 # asks for a restart when the install replaced a package the kernel had already imported (a Colab
 # kernel may hold its own older ipywidgets, which labkit's widgets cannot use)
@@ -130,7 +131,7 @@ def download_options(nb, url: str, site_url: str) -> dict:
         return {}
     if site_url:
         return {"wheels": [f"{site_url}lite/pypi/{wheel_name(name)}" for name in [DISTRIBUTION, *extras]]}
-    return {"site_hint": True}
+    return {"site_hint": True, "extras": extras}
 
 
 def cell_source(url: str = "", branch: str = "", *, wheels=(), extras=(), site_hint: bool = False) -> str:
@@ -161,7 +162,9 @@ def cell_source(url: str = "", branch: str = "", *, wheels=(), extras=(), site_h
                 raise ValueError(f"wheel URL {wheel!r} should look like https://SITE/lite/pypi/NAME.whl")
         return head + _INSTALL.format(requirements=" ".join(wheels), otherwise=_OTHERWISE_WHEEL)
     if site_hint:
-        return head + _FROM_THE_SITE.format(wheel=wheel_name())
+        names = [wheel_name(name) for name in [DISTRIBUTION, *extras]]
+        lines = [f'            "{name}{" and" if k + 1 < len(names) else ""} "' for k, name in enumerate(names)]
+        return head + _FROM_THE_SITE.format(wheels="\n".join(lines), them="them" if extras else "it")
     return head + _NO_REPOSITORY
 
 

@@ -78,6 +78,9 @@ def test_a_download_installs_the_sites_wheels_or_says_where_they_are(monkeypatch
     with pytest.raises(ModuleNotFoundError, match=r"website hosts it: download "
                        r"labkit_marl-\d[\w.]*-py3-none-any\.whl from its page 'Running the notebooks'"):
         _run(install_cell.cell_source(site_hint=True), monkeypatch, labkit_present=False)
+    rounds = install_cell.cell_source(site_hint=True, extras=[install_cell.ROUNDS_DISTRIBUTION])
+    with pytest.raises(ModuleNotFoundError, match=r"labkit_marl-\S+\.whl and labkit_marl_efr_rounds-\S+\.whl"):
+        _run(rounds, monkeypatch, labkit_present=False)
     for bad in ("http://example.org/x.whl", "https://example.org/x y.whl"):
         with pytest.raises(ValueError, match="wheel URL"):
             install_cell.cell_source(wheels=[bad])
@@ -135,6 +138,19 @@ def test_a_real_pip_failure_stops_the_cell(kind, tmp_path):
     assert "RAISED ModuleNotFoundError installing labkit failed" in done.stdout, done.stdout[-2000:]
 
 
+def test_each_download_installs_what_its_page_reads():
+    chapter6 = nbformat.read(ROOT / "chapters" / "06_hindsight_rationality.ipynb", as_version=4)
+    chapter1 = nbformat.read(ROOT / "chapters" / "01_many_learners.ipynb", as_version=4)
+    site = "https://example-org.github.io/marl-book/"
+    assert install_cell.reads_efr_rounds(chapter6) and not install_cell.reads_efr_rounds(chapter1)
+    assert install_cell.download_options(chapter6, URL, site) == {}               # the repository
+    wheels = install_cell.download_options(chapter6, "", site)["wheels"]
+    assert [w.rsplit("/", 1)[1].split("-")[0] for w in wheels] == ["labkit_marl", "labkit_marl_efr_rounds"]
+    assert all(w.startswith(site + "lite/pypi/") for w in wheels)
+    assert len(install_cell.download_options(chapter1, "", site)["wheels"]) == 1
+    assert install_cell.download_options(chapter1, "", "") == {"site_hint": True, "extras": []}
+
+
 def test_a_url_that_would_break_the_command_is_refused():
     for bad in ("http://example.org/a/b", 'https://github.com/a/b" ; rm -rf ~', "github.com/a/b"):
         with pytest.raises(ValueError, match="repository URL"):
@@ -152,7 +168,8 @@ def test_every_notebook_has_exactly_one_install_cell_first():
 
 def test_every_code_line_of_the_cell_fits_88_columns():
     variants = [install_cell.cell_source(URL, "main"), install_cell.cell_source(""),
-                install_cell.cell_source(wheels=[WHEEL]), install_cell.cell_source(site_hint=True)]
+                install_cell.cell_source(wheels=[WHEEL]), install_cell.cell_source(site_hint=True),
+                install_cell.cell_source(site_hint=True, extras=[install_cell.ROUNDS_DISTRIBUTION])]
     for source in variants:  # all but the line with the URL, as long as the URL is
         lines = [line for line in source.splitlines() if "https://" not in line]
         assert max(map(len, lines)) <= 88
