@@ -139,9 +139,17 @@ def load_book(root: Path = ROOT, config: Path | None = None, site_url: str | Non
 
 
 # ------------------------------------------------------------------ citations
+def _plain(latex: str) -> str:
+    """BibTeX's LaTeX as text: accents as letters (latexcodec, which pybtex uses), no braces."""
+    import codecs
+
+    import latexcodec  # noqa: F401  (registers the codec)
+    return re.sub(r"[{}]", "", codecs.decode(latex, "ulatex+utf8"))
+
+
 def _surnames(entry) -> str:
     people = entry.persons.get("author") or entry.persons.get("editor") or []
-    names = [" ".join(p.prelast_names + p.last_names).replace("{", "").replace("}", "") for p in people]
+    names = [_plain(" ".join(p.prelast_names + p.last_names)) for p in people]
     if len(names) > 2:
         return f"{names[0]} et al."
     return " and ".join(names) or "Anonymous"
@@ -162,7 +170,7 @@ def reference(entry) -> str:
     parts = [f"{authors} ({_year(entry)}).", f"*{fields.get('title', '')}*."]
     if venue:
         parts.append(f"{venue}.")
-    return re.sub(r"[{}]", "", " ".join(parts))
+    return _plain(" ".join(parts))
 
 
 # ------------------------------------------------------------------ conversion
