@@ -26,7 +26,8 @@ venv: $(VENV)/.test-installed
 
 # make book REPOSITORY=https://github.com/ORG/REPO  turns on the launch buttons for one build (the
 # lasting setting is repository.url in _config.yml); make book SOLUTIONS=0  leaves the solutions out.
-# After Jupyter Book: the downloadable notebooks get the build's install cell (scripts/install_cell.py),
+# After Jupyter Book: the downloadable notebooks get the build's install cell (scripts/install_cell.py)
+# and plain Jupyter Markdown instead of MyST (scripts/plain_markdown.py),
 # and the JupyterLite site of the chapters and exercises is built into _build/html/lite (offline).
 REPOSITORY ?=
 book: $(VENV)/.book-installed
@@ -34,6 +35,7 @@ book: $(VENV)/.book-installed
 	$(BIN)/jupyter-book build -W --path-output . $$($(BIN)/python scripts/book_config.py --out _build/config \
 	  $(if $(REPOSITORY),--repository $(REPOSITORY)) $(if $(filter 0,$(SOLUTIONS)),--no-solutions)) .
 	$(BIN)/python scripts/install_cell.py --site _build/html --config _build/config/_config.yml
+	$(BIN)/python scripts/plain_markdown.py --site _build/html --config _build/config/_config.yml
 	$(BIN)/python scripts/build_lite.py --site _build/html --config _build/config/_config.yml
 	$(BIN)/python scripts/link_pdf.py --site _build/html --pdf _build/pdf/book.pdf
 
