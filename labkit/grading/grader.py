@@ -29,6 +29,7 @@ import secrets
 import time
 from pathlib import Path
 
+from labkit.grading import lms
 from labkit.grading import material as _material
 from labkit.grading.checking import PartResult
 from labkit.grading.feedback import code_by_part
@@ -52,13 +53,14 @@ NOT_GRADABLE, GRADED, FLAGGED = "not gradable", "graded", "flagged"
 TAMPERED = object()
 
 
-def _student_name(path, root):
-    """The first folder below the folder given on the command line, else the file's stem."""
+def _student_name(path, root, exercises=None):
+    """The first folder below the folder given on the command line, else the file's stem; folders
+    that name an exercise (one assignment's download each, `labkit.grading.lms`) are skipped."""
     path, root = Path(path), Path(root) if root else None
     if root is not None and root.is_dir():
-        rel = path.relative_to(root)
-        if len(rel.parts) > 1:
-            return rel.parts[0]
+        folders = lms.student_folders(root, path.relative_to(root).parts, exercises or {})
+        if folders:
+            return folders[0]
     return path.stem
 
 
@@ -327,7 +329,7 @@ def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal, unexplain
 
 def take_in_all(paths, mat, exercise=None):
     """Read every notebook under `paths` (`labkit.grading.intake`) and flag copies."""
-    intakes = [take_in(p, _student_name(p, root), mat.EXERCISES, expected=exercise)
+    intakes = [take_in(p, _student_name(p, root, mat.EXERCISES), mat.EXERCISES, expected=exercise)
                for p, root in find_notebooks(paths)]
     flag_duplicates(intakes)
     # a file that could not be read belongs to the class's exercise when the class has one, so

@@ -150,6 +150,24 @@ def named_exercise(name, exercises):
     return found.pop() if len(found) == 1 else None
 
 
+def student_folders(root, parts, exercises):
+    """The folders of a path below the class folder `root` (`parts`: the path's parts below it)
+    that may name a student: assignment folders at the top are left out. A folder is an
+    assignment's when it names an exercise, is not a Moodle student's folder, and holds LMS
+    download names or more than one entry (a student's own folder ``jane-27_4/`` holds one)."""
+    parts, at = list(parts), Path(root)
+    while len(parts) > 1 and moodle_name(parts[0]) is None and named_exercise(parts[0], exercises) is not None:
+        inside = parts[1]
+        try:
+            entries = sum(1 for _ in (at / parts[0]).iterdir())
+        except OSError:
+            entries = 0
+        if not (canvas_name(inside) or moodle_name(inside) or entries > 1):
+            break
+        at, parts = at / parts[0], parts[1:]
+    return parts[:-1]
+
+
 def assignment_folder(path, root, exercises):
     """The folder (below `root`, or `root` itself) nearest to `path` whose name names an
     exercise, and that exercise: (folder, number), or (None, None)."""
@@ -208,10 +226,13 @@ def assignments(intakes, roots, exercises, lms=None, expected=None):
 def refuse_wrong_exercise(intakes, handed_in_for, exercises):
     """Make every notebook handed in for another exercise than it is not gradable, with a message
     for the student (in place). It then counts for the assignment, with that exercise's maximum,
-    and earns nothing there; it is not graded as the exercise it is. Returns those intakes."""
+    and earns nothing there; it is not graded as the exercise it is. A file that could not be read
+    counts for its assignment too. Returns the notebooks refused."""
     refused = []
     for intake in intakes:
         target = handed_in_for.get(intake.path)
+        if intake.error and intake.exercise is None and target is not None:
+            intake.exercise = target          # unreadable: its row shows the assignment's maximum
         if intake.error or target is None or intake.exercise in (None, target):
             continue
         mine, theirs = exercises[intake.exercise], exercises[target]

@@ -96,7 +96,9 @@ class Roster:
         """The LMS's own column header for an exercise's assignment (from the exported
         gradebook), or None when the list has none or several that name it."""
         from labkit.grading.lms import named_exercise
-        found = [c for c in self.columns if named_exercise(_column_title(c), exercises) == exercise]
+        title = exercises[exercise].title.lower()
+        found = [c for c in self.columns if named_exercise(_column_title(c), exercises) == exercise
+                 or title in _column_title(c).lower()]
         return found[0] if len(found) == 1 else None
 
 
