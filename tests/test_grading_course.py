@@ -20,14 +20,12 @@ import io
 import json
 import re
 import shutil
-from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
 
 from _grading_support import EXERCISES, INSTRUCTOR, MATERIAL, ROOT
-from labkit.grading import feedback, gradebook, lms, manual, nbgrader_export, render, report, roster
+from labkit.grading import feedback, lms, manual, nbgrader_export, render, roster
 from labkit.grading.__main__ import main as _main
 from labkit.grading.checking import as_number, probe_results
 from labkit.grading.reporter import collect

@@ -171,7 +171,8 @@ def summary(result):
     if result.get("status") == "not gradable" or result.get("error") or result.get("score") is None:
         return clean(f"Not graded: {result.get('error') or result.get('reason')}", 600)
     total, total_max = _manual.totals(result)
-    failed = [p["part"] for p in result.get("parts", []) if p.get("points", 0) < p.get("max_points", 0) or 0]
+    failed = [p["part"] for p in result.get("parts", [])
+              if p.get("max_points") is not None and (p.get("points") or 0) < p["max_points"]]
     text = f"Exercise {result['exercise']}: {total:g}/{total_max:g} points ({result['score']:g}/{result['max_score']:g} " \
            "checked by the grader"
     if result.get("written"):
