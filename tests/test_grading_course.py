@@ -128,11 +128,15 @@ def moodle(tmp_path_factory):
     folder.mkdir(parents=True)
     (folder / "27_4_kuhn_poker_by_hand.ipynb").write_bytes(b"\xff\xfe not a notebook")
     (base / "worksheet.csv").write_text(MOODLE_WORKSHEET_ROSTER)
+    jane = "Jane Smith_101_assignsubmission_file_"          # hand-graded already: a re-run with --manual
+    (base / "manual.csv").write_text(f"student_id,part,points,comment\n{jane},27.4(a) written,2,clear\n"
+                                     f"{jane},27.4(b) written,1.5,the last step needs a line\n")
     out = base / "out"
     out.mkdir()
     status, stdout, stderr = main([str(download), "--roster", str(base / "worksheet.csv"), "--csv",
                                    str(out / "grades.csv"), "--gradebook", "moodle", str(out / "moodle.csv"),
                                    "--gradebook", "moodle-worksheet", str(out / "worksheet.csv"), "--workers", "2",
+                                   "--manual", str(base / "manual.csv"), "--feedback", str(out / "feedback"),
                                    "--timeout", "120"])
     return {"base": base, "out": out, "status": status, "stdout": stdout, "stderr": stderr}
 
@@ -237,13 +241,24 @@ def test_moodle_download_gives_both_moodle_imports(moodle):
     item = "Exercise 27.4: Kuhn poker by hand"
     assert rows[0] == MOODLE_IMPORT + [item, f"{item} (feedback)"]
     by_email = {r[1]: r for r in rows[1:]}
-    assert by_email["jane@uni.example"][:1] + by_email["jane@uni.example"][4:5] == ["Jane Smith", "5"]
+    assert by_email["jane@uni.example"][:1] + by_email["jane@uni.example"][4:5] == ["Jane Smith", "8.5"]
+    assert "3.5/4 for the written parts" in by_email["jane@uni.example"][5]
     assert by_email["john@uni.example"][4] == "0" and by_email["ken@uni.example"][4] == ""
     assert "Not graded" in by_email["ken@uni.example"][5] and "UTF-8" in by_email["ken@uni.example"][5]
     sheet = _read_csv(moodle["out"] / "worksheet.csv")
     assert sheet[0] == MOODLE_WORKSHEET
-    assert {r[0]: r[3] for r in sheet[1:]} == {"Participant 101": "5", "Participant 102": "0", "Participant 103": ""}
+    assert {r[0]: r[3] for r in sheet[1:]} == {"Participant 101": "8.5", "Participant 102": "0", "Participant 103": ""}
     assert all(r[4] == "9" and re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$", r[5]) for r in sheet[1:])
+
+
+def test_a_rerun_with_manual_puts_the_hand_graded_points_everywhere(moodle):
+    with open(moodle["out"] / "grades.csv", newline="") as f:
+        rows = {row["student_id"]: row for row in csv.DictReader(f)}
+    jane = rows["Jane Smith_101_assignsubmission_file_"]
+    assert (jane["score"], jane["27.4(b) written"], jane["total"], jane["total_max"]) == ("5", "1.5", "8.5", "9")
+    assert rows["John Doe_102_assignsubmission_file_"]["manual_pending"] == "2"
+    page = (moodle["out"] / "feedback" / "Jane_Smith_101_assignsubmission_file_.html").read_text()
+    assert "the last step needs a line" in page and "1.5 / 2" in page
 
 
 # ------------------------------------------------------------ names, class lists, manual.csv (no kernel)
@@ -460,3 +475,21 @@ def test_progress_lines_say_the_score():
     r = {"student": "ann", "student_id": "ann", "exercise": "27.4", "status": "graded", "error": None, "score": 3.0,
          "max_score": 5.0, "seconds": 12.3, "written": manual.written_entries(EXERCISES["27.4"], {})}
     assert progress_line(r, 3, 12) == "[03/12] ann 27.4 3/5 (+ written 0/4, by hand) (12 s)"
+
+
+def test_an_lms_download_is_one_assignment_of_one_or_several_exercises():
+    from labkit.grading.intake import Intake
+
+    def intakes(spec):
+        return [Intake(f"/c/{name}", name, number) for name, number in spec]
+    single = intakes([(f"s{k}_{k}00_{k}01_x.ipynb", "27.4") for k in range(1, 6)] + [("w_900_901_y.ipynb", "27.3")])
+    handed = lms.assignments(single, {i.path: "/c" for i in single}, EXERCISES, "canvas")
+    assert set(handed.values()) == {"27.4"}                      # the 27.3 notebook was handed in for 27.4
+    assert lms.refuse_wrong_exercise(single, handed, EXERCISES) == single[-1:]
+    assert single[-1].exercise == "27.4" and "earns no points there" in single[-1].error
+    # an assignment that asks for two notebooks: nobody is refused for handing in both
+    pair = intakes([(f"s{k}_{k}00_{k}01_a.ipynb", "27.4") for k in range(1, 5)]
+                   + [(f"s{k}_{k}00_{k}02_b.ipynb", "27.5") for k in range(1, 4)] + [("s4_400_403_c.ipynb", "27.3")])
+    handed = lms.assignments(pair, {i.path: "/c" for i in pair}, EXERCISES, "canvas")
+    assert [handed[i.path] for i in pair] == ["27.4"] * 4 + ["27.5"] * 4      # s4's 27.3 was for the 27.5 it lacks
+    assert lms.refuse_wrong_exercise(pair, handed, EXERCISES) == pair[-1:]

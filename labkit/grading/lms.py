@@ -198,8 +198,10 @@ def assignments(intakes, roots, exercises, lms=None, expected=None):
         The ``--exercise`` given: every notebook was handed in for it.
 
     A notebook under a folder that names an exercise was handed in for that exercise. In an LMS
-    download (a root whose notebooks have LMS names) every notebook not under such a folder was
-    handed in for the exercise most of that download's notebooks are (a tie decides nothing).
+    download (a root whose notebooks have LMS names), the assignment's exercises are those that at
+    least half of its students handed in (one, usually; several when the assignment asks for several
+    notebooks); a notebook of any other exercise was handed in for the first of them its student
+    did not hand in (and for nothing, so it is graded as what it is, when the student handed in them all).
     """
     out, groups = {}, collections.defaultdict(list)
     for intake in intakes:
@@ -214,13 +216,28 @@ def assignments(intakes, roots, exercises, lms=None, expected=None):
         out[intake.path] = number
         if number is None and lms is not None and identity(intake.path, root, lms).lms == lms:
             groups[str(root)].append(intake)
-    for members in groups.values():
-        counts = collections.Counter(i.exercise for i in members if i.exercise)
-        ranked = counts.most_common(2)
-        if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
-            for intake in members:
-                out[intake.path] = ranked[0][0]
+    order = list(exercises)
+    for root, members in groups.items():
+        student = {i.path: _student_key(i, root, lms) for i in members}
+        handed = collections.defaultdict(set)          # exercise -> students who handed it in
+        for i in members:
+            if i.exercise:
+                handed[i.exercise].add(student[i.path])
+        everyone = set(student.values())
+        required = sorted((n for n, who in handed.items() if 2 * len(who) >= len(everyone)), key=order.index)
+        for i in members:
+            if i.exercise in required:
+                out[i.path] = i.exercise
+                continue
+            mine = {j.exercise for j in members if student[j.path] == student[i.path]}
+            missing = [n for n in required if n not in mine]
+            out[i.path] = missing[0] if missing else None
     return out
+
+
+def _student_key(intake, root, lms):
+    ident = identity(intake.path, root, lms)
+    return ident.user_id or ident.participant or intake.student
 
 
 def refuse_wrong_exercise(intakes, handed_in_for, exercises):
