@@ -493,3 +493,26 @@ def test_an_lms_download_is_one_assignment_of_one_or_several_exercises():
     handed = lms.assignments(pair, {i.path: "/c" for i in pair}, EXERCISES, "canvas")
     assert [handed[i.path] for i in pair] == ["27.4"] * 4 + ["27.5"] * 4      # s4's 27.3 was for the 27.5 it lacks
     assert lms.refuse_wrong_exercise(pair, handed, EXERCISES) == pair[-1:]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--gradebook", "blackboard", "g.csv"], "--gradebook blackboard: unknown format; choose from canvas"),
+    (["--gradebook", "canvas", "."], "is a folder; give a file name"),
+    (["--gradebook", "generic", "/nonexistent-folder/g.csv"], "the folder /nonexistent-folder does not exist"),
+    (["--review", str(ROOT / "README.md")], "is a file; give a folder"),
+    (["--manual", "/nonexistent.csv"], "--manual /nonexistent.csv: no such file"),
+    (["--roster", "/nonexistent.csv"], "--roster /nonexistent.csv: no such file"),
+])
+def test_course_options_refuse_bad_arguments(extra, message):
+    status, _, err = main([str(ROOT / "solutions" / EXERCISES["27.4"].filename), "--no-sandbox", *extra])
+    assert status == 2 and message in err and "Traceback" not in err
+
+
+def test_merge_refuses_a_file_that_is_not_a_grades_csv(tmp_path):
+    (tmp_path / "grades.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "manual.csv").write_text("student_id,part,points,comment\n")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = _main(["merge", str(tmp_path / "grades.csv"), str(tmp_path / "manual.csv"), "--instructor",
+                        str(INSTRUCTOR)])
+    assert status == 2 and "is not a grades CSV written by labkit-grade --csv" in err.getvalue()
