@@ -43,7 +43,7 @@ from labkit import kernels
 from labkit._messages import show
 from labkit.evaluate import _reach
 from labkit.policy import TabularPolicy
-from labkit.regret import TIE_TOLERANCE, clean_ties, regret_matching, uniform_rows
+from labkit.regret import TIE_TOLERANCE, regret_matching, uniform_rows
 from labkit.solver import Solver
 
 __all__ = ["CFR", "CFRPlus", "DCFR", "SequenceTree"]
@@ -319,6 +319,7 @@ class CFR(Solver):
             self._update_masks[p] = legal * (self.tree.player == p)[:, None]
             self._update_rows[p] = (self.tree.player == p)[:, None].astype(float)
         self._pass = _CounterfactualPass(self.tree)
+        self._scratch, self._small = np.empty(shape), np.empty(shape, dtype=bool)     # the tie tests' buffers
         # the compiled kernel replays exactly CFR's, CFR+'s and DCFR's updates: a subclass that
         # changes an update keeps the numpy version
         cls = type(self)
@@ -387,7 +388,9 @@ class CFR(Solver):
         instant = q - v[:, None]                              # q(I, a) - v(I)
         instant *= mask
         bound = (others_reach * self.tree.payoff_bound)[:, None]
-        clean_ties(instant, bound)                            # exact ties become exact zeros
+        # exact ties become exact zeros: clean_ties(instant, bound), with reused buffers
+        small = np.less_equal(np.abs(instant, out=self._scratch), TIE_TOLERANCE * bound, out=self._small)
+        np.copyto(instant, 0.0, where=small)
         self.cumulative_regret += instant
         bound *= self._update_rows[player]
         self.regret_scale += bound
@@ -398,7 +401,8 @@ class CFR(Solver):
             self.policy_sum += reach * (weight * mask)
         if self.regret_matching_plus:
             # RM+: floor at 0, and so also everything within the tie tolerance of 0
-            self.cumulative_regret[self.cumulative_regret <= TIE_TOLERANCE * self.regret_scale] = 0.0
+            small = np.less_equal(self.cumulative_regret, TIE_TOLERANCE * self.regret_scale, out=self._small)
+            np.copyto(self.cumulative_regret, 0.0, where=small)
         self._discount_regrets(t, player)
         regret_matching(self.cumulative_regret, self._update_masks[None], self.tree.uniform, out=self._sigma,
                         scale=self.regret_scale)
