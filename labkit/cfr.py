@@ -149,20 +149,20 @@ class SequenceTree:
             """Each update's terms sorted (stably) by the entry they add to, and the runs of equal
             entries: a run is summed in a register, from 0.0 in the original order, as np.bincount
             sums it, instead of through memory (a chain of dependent loads and stores)."""
-            order, run_start, run_target, run_off = [], [0], [], [0]
+            order, run_start, run_target, run_off = [], [np.zeros(1, dtype=np.int64)], [], [0]
             base = 0
             for key in keys:
-                target = np.asarray(terms[key][0])
+                target = np.asarray(terms[key][0], dtype=np.int64)
                 sort = np.argsort(target, kind="stable")
                 order.append(base + sort)
-                bounds = np.flatnonzero(np.diff(target[sort])) + 1
-                starts = np.concatenate(([0], bounds)) if len(target) else np.zeros(0, dtype=np.int64)
-                run_start.extend((base + np.concatenate((starts[1:], [len(target)]))).tolist() if len(target) else [])
-                run_target.extend(target[sort][starts].tolist())
-                run_off.append(len(run_target))
+                sorted_target = target[sort]
+                starts = np.flatnonzero(np.diff(sorted_target, prepend=-1)) if len(target) else sort
+                run_start.append(base + np.append(starts[1:], len(target)) if len(target) else starts)
+                run_target.append(sorted_target[starts])
+                run_off.append(run_off[-1] + len(starts))
                 base += len(target)
-            return (np.concatenate(order).astype(np.int64), np.array(run_start, dtype=np.int64),
-                    np.array(run_target, dtype=np.int64), np.array(run_off, dtype=np.int64))
+            return (np.concatenate(order).astype(np.int64), np.concatenate(run_start).astype(np.int64),
+                    np.concatenate(run_target).astype(np.int64), np.array(run_off, dtype=np.int64))
 
         level_of = np.repeat(np.arange(len(self.levels)), [lv.stop - lv.start for lv, _ in self.levels])
         groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.arange(I)]
