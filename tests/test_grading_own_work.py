@@ -12,6 +12,7 @@ full marks (tests/test_lab15_exercise.py); through the sandboxed grader, the lib
 notebook scores 0 on parts (b) to (j).
 """
 import importlib
+import importlib.util
 import sys
 import threading
 
@@ -59,8 +60,16 @@ def through_getattr(p):
     return getattr(lk, "nash" + "_conv")(GAME, p)
 
 
-def through_a_reloaded_module(p):
-    return importlib.reload(importlib.import_module("labkit.evaluate")).nash_conv(GAME, p)
+def through_a_fresh_copy_of_the_module(p):
+    """What importlib.reload does (the file executed again, new function objects), without
+    changing the module the other tests use."""
+    spec = importlib.util.spec_from_file_location("evaluate_copy", lk.evaluate.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        return module.nash_conv(GAME, p)
+    except AttributeError:          # the copy's lazily set globals (its compiled kernels) are unset
+        return None
 
 
 def through_a_best_response(p):
@@ -115,7 +124,7 @@ def switching_the_monitor_off(p):
     (through_the_root, UNIFORM, "labkit.nash_conv"),
     (through_the_module, UNIFORM, "labkit.nash_conv"),
     (through_getattr, UNIFORM, "labkit.nash_conv"),
-    (through_a_reloaded_module, UNIFORM, "labkit.nash_conv"),
+    (through_a_fresh_copy_of_the_module, UNIFORM, "labkit.nash_conv"),
     (through_a_best_response, UNIFORM, "labkit.best_response"),
     (through_cfr_plus, 2, "labkit.CFRPlus"),
     (through_mccfr, 2, "labkit.MCCFR"),

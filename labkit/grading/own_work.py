@@ -211,8 +211,9 @@ class CallMonitor:
     def _record(self, findings, caller, frame, called, in_thread, tampered=None):
         if frame is not None and frame.f_code.co_name == "<module>":
             return                              # importing a module is not using it
-        if caller is None and not in_thread:
-            return                              # called from C with no Python caller (numba)
+        if caller is None and (not in_thread or findings):
+            return                              # called from C with no Python caller: numba compiling
+            #                                     a kernel (a thread's entry point is the exception)
         if self.made_by_library(caller):
             return                              # labkit calling its own helpers
         if len(findings) >= MAX_FINDINGS:
