@@ -80,7 +80,10 @@ def test_the_student_wheel_declares_the_grading_extra(student_wheel):
     core = [r for r in requires if "extra ==" not in r]
     assert not any(dep in r for r in core for dep in ("nbclient", "nbformat", "ipykernel"))
     grading = [r for r in requires if 'extra == "grading"' in r]
-    assert {r.split()[1].split(">")[0] for r in grading} == {"nbclient", "nbformat", "ipykernel"}
+    # the notebook runner (nbclient, nbformat, ipykernel) and the feedback renderer
+    # (Markdown with maths to HTML), nothing more
+    assert {r.split()[1].split(">")[0] for r in grading} == {
+        "nbclient", "nbformat", "ipykernel", "markdown-it-py", "mdit-py-plugins", "latex2mathml"}
 
 
 def test_public_and_hidden_checks_describe_the_same_parts():
