@@ -118,7 +118,7 @@ class SequenceTree:
         chance_reach = chance_all[z]
         chance_payoff = (chance_reach[:, None] * game.returns[z]).reshape(-1)
         owner = np.tile(np.arange(n), len(z))
-        self.terminal_terms = {None: (own_ext, others_ext.copy(), chance_payoff)}
+        self.terminal_terms: dict[int | None, tuple[Any, ...]] = {None: (own_ext, others_ext.copy(), chance_payoff)}
         for i in range(n):
             keep = (owner == i) & (own_ext > 0)
             self.terminal_terms[i] = (own_ext[keep], others_ext[keep], chance_payoff[keep])
@@ -132,7 +132,7 @@ class SequenceTree:
             others_h = others_h[:, 0]
         chance_h = chance_all[h]
         rows_h = self.rank[game.infoset[h]]
-        self.decision_terms = {None: (rows_h, others_h, chance_h)}
+        self.decision_terms: dict[int | None, tuple[Any, ...]] = {None: (rows_h, others_h, chance_h)}
         for i in range(n):
             keep = acting == i
             self.decision_terms[i] = (rows_h[keep], others_h[keep], chance_h[keep])
@@ -339,7 +339,7 @@ class _CounterfactualPass:
         return reach, q, v, others_reach
 
 
-_KERNELS = None          # labkit._cfr_kernels, imported on first use (the numba backend)
+_KERNELS: Any = None     # labkit._cfr_kernels, imported on first use (the numba backend)
 
 
 class CFR(Solver):
@@ -488,8 +488,7 @@ class CFR(Solver):
         """Iterations first, ..., first + count - 1 by `labkit._cfr_kernels` (same numbers)."""
         global _KERNELS
         if _KERNELS is None:
-            from labkit import _cfr_kernels
-            _KERNELS = _cfr_kernels
+            _KERNELS = kernels.load("labkit._cfr_kernels")      # says so if it must compile first
         # the per-iteration numbers, from the same Python expressions as the numpy backend
         ts = range(first, first + count)
         if count == 1:                                   # step(): reuse three small arrays

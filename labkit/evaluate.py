@@ -26,13 +26,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from labkit.policy import TabularPolicy, infoset_own_reach, probability_array
 from labkit.tree import GameTree
 
 if TYPE_CHECKING:
-    from labkit.games import GameLike
+    from numpy.typing import ArrayLike
 
 #: A policy as the evaluators take it: a TabularPolicy or its (num_infosets, num_actions) array.
 PolicyLike: TypeAlias = "TabularPolicy | ArrayLike"
@@ -76,14 +75,14 @@ def policy_array(game: GameTree, policy: PolicyLike, name: str = "policy") -> np
     >>> policy_array(kuhn, [[1.0, 0.0]] * 6)
     Traceback (most recent call last):
       ...
-    ValueError: policy array has shape (6, 2); expected (12, 2) (num_infosets, num_actions). Pass a joint policy covering every player.
+    ValueError: policy array has shape (6, 2); expected (12, 2) (num_infosets, num_actions). ...
     """
     if not isinstance(game, GameTree):
         raise TypeError(f"game must be a GameTree or a game string (labkit.games.load), got {type(game).__name__}")
     return probability_array(game, policy, name)
 
 
-def _game_and_probs(game: GameLike, policy: PolicyLike, name: str = "policy") -> tuple[GameTree, np.ndarray]:
+def _game_and_probs(game: GameTree | str, policy: PolicyLike, name: str = "policy") -> tuple[GameTree, np.ndarray]:
     """(GameTree, validated probability array): `game` may be a GameTree or a game string."""
     if isinstance(game, str):
         from labkit.games import load
@@ -121,7 +120,7 @@ def edge_probabilities(game: GameTree, probs: np.ndarray) -> np.ndarray:
     return prob
 
 
-def reach_probabilities(game: GameLike, policy: PolicyLike) -> np.ndarray:
+def reach_probabilities(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
     r"""Every player's and chance's contribution to the probability of reaching each history.
 
     .. math:: \pi(h) = \pi_c(h) \prod_{i} \pi_i(h), \qquad
@@ -164,7 +163,7 @@ def reach_probabilities(game: GameLike, policy: PolicyLike) -> np.ndarray:
     return _reach(game, edge_probabilities(game, probs))
 
 
-def terminal_reach_probabilities(game: GameLike, policy: PolicyLike) -> np.ndarray:
+def terminal_reach_probabilities(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
     r"""Reach contributions at the terminal histories only.
 
     The same numbers as ``reach_probabilities(game, policy)[:, game.terminals]`` (to rounding),
@@ -225,7 +224,7 @@ def _values(game, prob):
     return V
 
 
-def history_values(game: GameLike, policy: PolicyLike) -> np.ndarray:
+def history_values(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
     r"""Every player's expected return from each history onward when all follow `policy`.
 
     .. math:: v_i(h) = \sum_{z \sqsupseteq h} \frac{\pi(z)}{\pi(h)}\, u_i(z),
@@ -260,7 +259,7 @@ def history_values(game: GameLike, policy: PolicyLike) -> np.ndarray:
     return _values(game, edge_probabilities(game, probs))
 
 
-def expected_payoffs(game: GameLike, policy: PolicyLike) -> np.ndarray:
+def expected_payoffs(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
     r"""The expected return of each player when everyone follows `policy`.
 
     .. math:: v_i(\pi) = \sum_{z \in Z} \pi(z)\, u_i(z)
@@ -341,7 +340,7 @@ def _terminal_reach(game, probs):
     return R
 
 
-def counterfactual_values(game: GameLike, policy: PolicyLike) -> np.ndarray:
+def counterfactual_values(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
     r"""Counterfactual action values of the player acting at each infoset.
 
     .. math:: q(I, a) = \sum_{h \in I} \pi_{-i}(h)\, v_i(h a),
@@ -484,7 +483,7 @@ def _best_response_value_table(game, probs, player, R=None):
     return _best_response_pass(game, player, weights)
 
 
-def best_response(game: GameLike, policy: PolicyLike, player: int) -> BestResponse:
+def best_response(game: GameTree | str, policy: PolicyLike, player: int) -> BestResponse:
     r"""An exact best response of `player` to the other players' parts of `policy` (n players).
 
     One bottom-up pass over the player's own sequences:
@@ -538,7 +537,7 @@ def best_response(game: GameLike, policy: PolicyLike, player: int) -> BestRespon
     return BestResponse(float(value), TabularPolicy(game, br, check=False), action_values)
 
 
-def best_response_values(game: GameLike, policy: PolicyLike) -> np.ndarray:
+def best_response_values(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
     r"""The value each player would get by best-responding to the others:
     :math:`\max_{\pi'_i} v_i(\pi'_i, \pi_{-i})` for every i.
 
@@ -567,7 +566,7 @@ def best_response_values(game: GameLike, policy: PolicyLike) -> np.ndarray:
     return np.array([_best_response_value_table(game, probs, p, R)[0] for p in range(game.num_players)])
 
 
-def nash_conv(game: GameLike, policy: PolicyLike) -> float:
+def nash_conv(game: GameTree | str, policy: PolicyLike) -> float:
     r"""NashConv: the total gain of the players' best responses, zero exactly at a Nash equilibrium.
 
     .. math:: \mathrm{NashConv}(\pi) = \sum_i \Big( \max_{\pi'_i} v_i(\pi'_i, \pi_{-i})
@@ -612,7 +611,7 @@ def _nash_conv(game, probs):
     return float(sum(gains))
 
 
-def exploitability(game: GameLike, policy: PolicyLike) -> float:
+def exploitability(game: GameTree | str, policy: PolicyLike) -> float:
     r"""NashConv divided by the number of players (OpenSpiel's ``exploitability``).
 
     .. math:: \mathrm{exploitability}(\pi) = \mathrm{NashConv}(\pi) / n

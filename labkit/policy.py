@@ -24,12 +24,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from labkit._messages import show
 from labkit.tree import GameTree
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from labkit.games import GameLike
 
 TOLERANCE = 1e-9                 # per entry: negative values, mass on illegal actions
@@ -77,7 +78,7 @@ class TabularPolicy:
     >>> lk.TabularPolicy(kuhn, [[0.5, 0.6]] * kuhn.num_infosets)
     Traceback (most recent call last):
       ...
-    ValueError: policy: invalid policy at infoset 'J|': probabilities that do not sum to 1 ({'pass': 0.5, 'bet': 0.6}, sum 1.1)
+    ValueError: policy: invalid policy at infoset 'J|': probabilities that do not sum to 1 ...
     """
 
     def __init__(self, game: GameTree, probs: ArrayLike | TabularPolicy, check: bool = True):
@@ -494,7 +495,7 @@ def validate_probs(game: GameTree, probs: np.ndarray, tolerance: float = ROW_SUM
     >>> validate_probs(kuhn, probs)
     Traceback (most recent call last):
       ...
-    ValueError: invalid policy at infoset 'K|p': a negative or non-finite probability ({'pass': nan, 'bet': 0.5}, sum nan)
+    ValueError: invalid policy at infoset 'K|p': a negative or non-finite probability ...
     """
     expected = game.legal_mask.shape
     if probs.shape != expected:
@@ -550,7 +551,7 @@ def check_probs(game: GameTree, probs: np.ndarray, name: str = "policy",
     >>> check_probs(leduc, probs, "opponents")
     Traceback (most recent call last):
       ...
-    ValueError: opponents: invalid policy at infoset 'Js|||': probability on an illegal action ({'fold': 0.5, 'call': 0.25, 'raise': 0.25}, sum 0.5)
+    ValueError: opponents: invalid policy at infoset 'Js|||': probability on an illegal action ...
     """
     flat = probs.reshape(-1)
     if not flat.size:
@@ -647,7 +648,8 @@ def probability_array(game: GameTree, policy: ArrayLike | TabularPolicy, name: s
     >>> probability_array(ascending, lk.uniform_policy(descending))
     Traceback (most recent call last):
       ...
-    ValueError: policy belongs to goofspiel(num_cards=3,...,points_order=descending,...), not to goofspiel(...,points_order=ascending,...): infoset 0 is 'P0 | prizes 3 | bids - | won -' there and 'P0 | prizes 1 | bids - | won -' here
+    ValueError: policy belongs to goofspiel(...descending...), not to goofspiel(...ascending...):
+    infoset 0 is 'P0 | prizes 3 | bids - | won -' there and 'P0 | prizes 1 | bids - | won -' here
     """
     if isinstance(policy, TabularPolicy):
         if policy.game is not game and policy.game.fingerprint != game.fingerprint:

@@ -49,8 +49,12 @@ EFR authors' floating point, residues included.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 TIE_TOLERANCE = 1e-10
 

@@ -12,7 +12,6 @@ the game's action ids (zero on illegal actions). A *sequence* of a player is a p
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,7 +194,7 @@ class GameTree:
         self.check_player(player)
         return np.flatnonzero(self.infoset_player == player)
 
-    def legal_actions(self, infoset: int) -> np.ndarray:
+    def legal_actions(self, infoset: int | np.integer) -> np.ndarray:
         """The legal action ids at an infoset.
 
         Parameters
@@ -272,6 +271,8 @@ class GameTree:
         """
         cached = self.__dict__.get("_fingerprint")
         if cached is None:
+            import hashlib
+
             digest = hashlib.sha256(f"{self.num_players} {self.num_actions}".encode())
             digest.update("\x00".join(self.infoset_keys).encode())
             digest.update(b"\x01" + "\x00".join(self.action_names).encode())

@@ -17,7 +17,7 @@ import re
 import pytest
 
 DOCUMENTED = [
-    "labkit", "labkit.games", "labkit.games.base", "labkit.games.deals", "labkit.games.goofspiel",
+    "labkit", "labkit.__main__", "labkit.games", "labkit.games.base", "labkit.games.deals", "labkit.games.goofspiel",
     "labkit.games.kuhn", "labkit.games.leduc", "labkit.games.matrix", "labkit.games.openspiel_adapter",
     "labkit.tree", "labkit.policy", "labkit.evaluate", "labkit.regret", "labkit.cfr", "labkit.mccfr",
     "labkit.solver", "labkit.kernels", "labkit.kernel_polling", "labkit.lp", "labkit.dynamics", "labkit.mmd",
@@ -71,9 +71,9 @@ def test_docstring_has_an_example(obj, owner):
 def _signature(obj):
     function = obj.fget if isinstance(obj, property) else obj
     if inspect.isclass(function):
+        if "__init__" not in vars(function) or getattr(function, "_is_protocol", False):
+            return None                               # inherited (an exception) or a protocol: no parameters
         function = function.__init__
-        if function is object.__init__:
-            return None
     return inspect.signature(function)
 
 

@@ -26,7 +26,9 @@ OPTIONAL_MODULES = {"labkit.deep": "jax"}
 
 def _modules():
     names = ["labkit"] + [m.name for m in pkgutil.walk_packages(labkit.__path__, "labkit.")]
-    return sorted(name for name in names if not name.endswith("__main__"))
+    # command-line modules other than labkit's own overview are left out: importing them is harmless,
+    # but their examples, if any, would be about argument parsing run as a script
+    return sorted(name for name in names if not name.endswith("__main__") or name == "labkit.__main__")
 
 
 def _importable(name):

@@ -35,7 +35,6 @@ compiling costs about 0.5 KB per history at its peak (3-player Leduc, 1.8 M hist
 """
 from __future__ import annotations
 
-import inspect
 from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol, cast, runtime_checkable
@@ -58,17 +57,102 @@ class GameState(Protocol):
     (-1, (0, 0.3333333333333333))
     """
 
-    def current_player(self) -> int: ...
+    def current_player(self) -> int:
+        """A player 0..n-1, CHANCE (-1) or TERMINAL (-4).
 
-    def legal_actions(self) -> Sequence[int]: ...
+        Returns
+        -------
+        int
 
-    def chance_outcomes(self) -> Sequence[tuple[int, float]]: ...
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().child(0).child(1).current_player()
+        0
+        """
+        ...
 
-    def child(self, action: int) -> GameState: ...
+    def legal_actions(self) -> Sequence[int]:
+        """The action ids the player to act may choose (a decision history).
 
-    def returns(self) -> Sequence[float]: ...
+        Returns
+        -------
+        sequence of int
+            Sorted, within 0 .. num_distinct_actions - 1.
 
-    def infoset_key(self) -> str: ...
+        Examples
+        --------
+        >>> from labkit.games import LeducPoker
+        >>> LeducPoker().initial_state().child(0).child(1).legal_actions()      # no fold before a bet
+        [1, 2]
+        """
+        ...
+
+    def chance_outcomes(self) -> Sequence[tuple[int, float]]:
+        """The chance outcomes and their probabilities (a chance history).
+
+        Returns
+        -------
+        sequence of (int, float)
+            Probabilities summing to 1.
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().chance_outcomes()
+        [(0, 0.3333333333333333), (1, 0.3333333333333333), (2, 0.3333333333333333)]
+        """
+        ...
+
+    def child(self, action: int) -> GameState:
+        """The history after `action`, as a new state.
+
+        Parameters
+        ----------
+        action : int
+
+        Returns
+        -------
+        GameState
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().child(2).cards
+        (2,)
+        """
+        ...
+
+    def returns(self) -> Sequence[float]:
+        """Every player's payoff (a terminal history).
+
+        Returns
+        -------
+        sequence of float
+            One number per player.
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().child(0).child(1).child(0).child(0).returns()   # J vs Q, checked down
+        [-1.0, 1.0]
+        """
+        ...
+
+    def infoset_key(self) -> str:
+        """What the player to act knows, as a readable string (its information set).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().child(0).child(1).infoset_key()
+        'J|'
+        """
+        ...
 
 
 @runtime_checkable
@@ -89,7 +173,20 @@ class GameDefinition(Protocol):
     num_players: int
     num_distinct_actions: int
 
-    def initial_state(self) -> Any: ...
+    def initial_state(self) -> Any:
+        """The root history, a `GameState`.
+
+        Returns
+        -------
+        GameState
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().current_player()          # chance deals first
+        -1
+        """
+        ...
 
 
 class GameError(ValueError):
@@ -219,6 +316,8 @@ def count_histories_chance_blind(definition: GameDefinition, limit: int | None =
 
 def _counts_with_limit(counter: Any) -> bool:
     """Whether a definition's ``count_histories`` takes the `limit` argument."""
+    import inspect
+
     try:
         return "limit" in inspect.signature(counter).parameters
     except (TypeError, ValueError):          # a builtin or an object without a signature

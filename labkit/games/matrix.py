@@ -7,11 +7,14 @@ so that every extensive-form tool of labkit applies to it too.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from labkit.tree import TERMINAL
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 class MatrixGame:
