@@ -94,7 +94,8 @@ def method_name(method: str) -> str:
 
     Examples
     --------
-    >>> method_name("Hedge"), method_name("R-NaD")
+    >>> import labkit as lk
+    >>> lk.dynamics.method_name("Hedge"), lk.dynamics.method_name("R-NaD")
     ('mirror descent', 'regularized, moving magnet')
     """
     if not isinstance(method, str):
@@ -128,7 +129,8 @@ class Trajectory:
 
     Examples
     --------
-    >>> traj = run(method="fictitious play", steps=1000)
+    >>> import labkit as lk
+    >>> traj = lk.dynamics.run(method="fictitious play", steps=1000)
     >>> traj
     Trajectory('fictitious play' on biased_rock_paper_scissors, 1000 steps)
     >>> traj.x_average[-1].round(2).tolist(), round(float(traj.average_exploitability[-1]), 3)
@@ -153,7 +155,8 @@ class Trajectory:
 
         Examples
         --------
-        >>> run(steps=5).steps
+        >>> import labkit as lk
+        >>> lk.dynamics.run(steps=5).steps
         5
         """
         return len(self.x) - 1
@@ -204,7 +207,8 @@ class Trajectory:
 
         Examples
         --------
-        >>> point = run(method="best response", steps=3).at(1)
+        >>> import labkit as lk
+        >>> point = lk.dynamics.run(method="best response", steps=3).at(1)
         >>> point["x"].tolist(), point["gap"]
         ([1.0, 0.0, 0.0], 2.0)
         """
@@ -373,8 +377,10 @@ def run(game: MatrixGame | None = None, method: str = "mirror descent", steps: i
     The chapter's example: on biased rock-paper-scissors the moving magnet's last iterate reaches
     the equilibrium (1/4, 1/2, 1/4), plain mirror descent's does not.
 
-    >>> moving = run(method="regularized, moving magnet", steps=3000, x0=[0.6, 0.2, 0.2], y0=[0.2, 0.2, 0.6])
-    >>> hedge = run(method="mirror descent", steps=3000, x0=[0.6, 0.2, 0.2], y0=[0.2, 0.2, 0.6])
+    >>> import labkit as lk
+    >>> start = dict(steps=3000, x0=[0.6, 0.2, 0.2], y0=[0.2, 0.2, 0.6])
+    >>> moving = lk.dynamics.run(method="regularized, moving magnet", **start)
+    >>> hedge = lk.dynamics.run(method="mirror descent", **start)
     >>> moving.x[-1].round(3).tolist(), round(float(hedge.exploitability[-1]), 2) > 0.1
     ([0.25, 0.5, 0.25], True)
     """
@@ -435,7 +441,8 @@ def table_row(trajectory: Trajectory, checkpoints: Sequence[int] = CHAPTER_CHECK
 
     Examples
     --------
-    >>> print(table_row(run(method="best response", steps=10), checkpoints=(1, 10)))
+    >>> import labkit as lk
+    >>> print(lk.dynamics.table_row(lk.dynamics.run(method="best response", steps=10), checkpoints=(1, 10)))
     best response                   2.000 (1.000)    2.000 (0.606)     [1. 0. 0.]
     """
     cells = [f"{trajectory.exploitability[T]:9.3f} ({trajectory.average_exploitability[T]:.3f})"
@@ -470,7 +477,8 @@ def comparison_table(game: MatrixGame | None = None, methods: Sequence[str] = CH
 
     Examples
     --------
-    >>> print(comparison_table(methods=["fictitious play"], checkpoints=(10, 100)))
+    >>> import labkit as lk
+    >>> print(lk.dynamics.comparison_table(methods=["fictitious play"], checkpoints=(10, 100)))
     exploitability of current strategies, with averages in parentheses
                                             T = 10           T = 100     current x at 100
     fictitious play                 3.000 (0.545)    2.000 (0.218)     [0. 1. 0.]
@@ -496,7 +504,8 @@ def print_comparison_table(**kwargs: Any) -> None:
 
     Examples
     --------
-    >>> print_comparison_table(methods=["mirror descent"], checkpoints=(10,))
+    >>> import labkit as lk
+    >>> lk.dynamics.print_comparison_table(methods=["mirror descent"], checkpoints=(10,))
     exploitability of current strategies, with averages in parentheses
                                             T = 10     current x at 10
     mirror descent                  0.727 (1.068)     [0.762 0.121 0.117]

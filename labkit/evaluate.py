@@ -70,9 +70,9 @@ def policy_array(game: GameTree, policy: PolicyLike, name: str = "policy") -> np
     --------
     >>> import labkit as lk
     >>> kuhn = lk.games.load("kuhn_poker")
-    >>> policy_array(kuhn, [[1.0, 0.0]] * 12).shape
+    >>> lk.evaluate.policy_array(kuhn, [[1.0, 0.0]] * 12).shape
     (12, 2)
-    >>> policy_array(kuhn, [[1.0, 0.0]] * 6)
+    >>> lk.evaluate.policy_array(kuhn, [[1.0, 0.0]] * 6)
     Traceback (most recent call last):
       ...
     ValueError: policy array has shape (6, 2); expected (12, 2) (num_infosets, num_actions). ...
@@ -109,7 +109,7 @@ def edge_probabilities(game: GameTree, probs: np.ndarray) -> np.ndarray:
     --------
     >>> import labkit as lk
     >>> kuhn = lk.games.load("kuhn_poker")
-    >>> print(edge_probabilities(kuhn, lk.uniform_policy(kuhn).probs)[:6])
+    >>> print(lk.evaluate.edge_probabilities(kuhn, lk.uniform_policy(kuhn).probs)[:6])
     [1.         0.33333333 0.33333333 0.33333333 0.5        0.5       ]
     """
     prob = game.chance_prob.copy()
@@ -154,7 +154,7 @@ def reach_probabilities(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
     --------
     >>> import labkit as lk
     >>> kuhn = lk.games.load("kuhn_poker")
-    >>> F = reach_probabilities(kuhn, lk.uniform_policy(kuhn))
+    >>> F = lk.reach_probabilities(kuhn, lk.uniform_policy(kuhn))
     >>> h = int(kuhn.terminals[0])                          # J, Q dealt; pass, pass
     >>> F[:, h].tolist(), float(F[:, h].prod())
     ([0.5, 0.5, 0.16666666666666666], 0.041666666666666664)
@@ -190,8 +190,8 @@ def terminal_reach_probabilities(game: GameTree | str, policy: PolicyLike) -> np
     >>> import numpy as np
     >>> import labkit as lk
     >>> kuhn = lk.games.load("kuhn_poker")
-    >>> R = terminal_reach_probabilities(kuhn, lk.uniform_policy(kuhn))
-    >>> R.shape, bool(np.allclose(R, reach_probabilities(kuhn, lk.uniform_policy(kuhn))[:, kuhn.terminals]))
+    >>> R = lk.terminal_reach_probabilities(kuhn, lk.uniform_policy(kuhn))
+    >>> R.shape, bool(np.allclose(R, lk.reach_probabilities(kuhn, lk.uniform_policy(kuhn))[:, kuhn.terminals]))
     ((3, 30), True)
     """
     game, probs = _game_and_probs(game, policy)
@@ -251,7 +251,7 @@ def history_values(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
     --------
     >>> import labkit as lk
     >>> kuhn = lk.games.load("kuhn_poker")
-    >>> V = history_values(kuhn, lk.uniform_policy(kuhn))
+    >>> V = lk.history_values(kuhn, lk.uniform_policy(kuhn))
     >>> V[0].round(6).tolist(), V[kuhn.infoset == kuhn.infoset_index("K|b")].tolist()
     ([0.125, -0.125], [[-0.5, 0.5], [-0.5, 0.5]])
     """
@@ -285,7 +285,7 @@ def expected_payoffs(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
     >>> import labkit as lk
     >>> kuhn = lk.games.load("kuhn_poker")
     >>> equilibrium, _ = lk.zero_sum_equilibrium(kuhn)
-    >>> expected_payoffs(kuhn, equilibrium).round(6).tolist()
+    >>> lk.expected_payoffs(kuhn, equilibrium).round(6).tolist()
     [-0.055556, 0.055556]
     """
     game, probs = _game_and_probs(game, policy)
@@ -376,7 +376,7 @@ def counterfactual_values(game: GameTree | str, policy: PolicyLike) -> np.ndarra
 
     >>> import labkit as lk
     >>> kuhn = lk.games.load("kuhn_poker")
-    >>> q = counterfactual_values(kuhn, lk.uniform_policy(kuhn))
+    >>> q = lk.counterfactual_values(kuhn, lk.uniform_policy(kuhn))
     >>> q[kuhn.infoset_index("K|b")].tolist()
     [-0.16666666666666666, 0.3333333333333333]
     """
@@ -521,7 +521,7 @@ def best_response(game: GameTree | str, policy: PolicyLike, player: int) -> Best
 
     >>> import labkit as lk
     >>> kuhn = lk.games.load("kuhn_poker")
-    >>> response = best_response(kuhn, lk.TabularPolicy.pure(kuhn, {}), player=1)
+    >>> response = lk.best_response(kuhn, lk.TabularPolicy.pure(kuhn, {}), player=1)
     >>> [response.policy[f"{card}|p"]["bet"] for card in "JQK"], response.value
     ([1.0, 1.0, 0.0], 1.0)
     """
@@ -558,7 +558,7 @@ def best_response_values(game: GameTree | str, policy: PolicyLike) -> np.ndarray
     Examples
     --------
     >>> import labkit as lk
-    >>> best_response_values("kuhn_poker", lk.uniform_policy("kuhn_poker")).tolist()
+    >>> lk.evaluate.best_response_values("kuhn_poker", lk.uniform_policy("kuhn_poker")).tolist()
     [0.5, 0.41666666666666663]
     """
     game, probs = _game_and_probs(game, policy)
@@ -595,9 +595,9 @@ def nash_conv(game: GameTree | str, policy: PolicyLike) -> float:
     Examples
     --------
     >>> import labkit as lk
-    >>> round(nash_conv("kuhn_poker", lk.uniform_policy("kuhn_poker")), 10)      # 11/12
+    >>> round(lk.nash_conv("kuhn_poker", lk.uniform_policy("kuhn_poker")), 10)      # 11/12
     0.9166666667
-    >>> round(nash_conv("leduc_poker", lk.uniform_policy("leduc_poker")), 10)
+    >>> round(lk.nash_conv("leduc_poker", lk.uniform_policy("leduc_poker")), 10)
     4.7472222222
     """
     game, probs = _game_and_probs(game, policy)
@@ -635,7 +635,7 @@ def exploitability(game: GameTree | str, policy: PolicyLike) -> float:
     Examples
     --------
     >>> import labkit as lk
-    >>> round(exploitability("kuhn_poker", lk.uniform_policy("kuhn_poker")), 10)   # 11/24
+    >>> round(lk.exploitability("kuhn_poker", lk.uniform_policy("kuhn_poker")), 10)   # 11/24
     0.4583333333
     """
     game, probs = _game_and_probs(game, policy)

@@ -259,17 +259,18 @@ class MMD(Solver):
 
     # ------------------------------------------------------------------ the regularized game
     def regularized_response(self, policy: PolicyLike | None = None) -> TabularPolicy:
-        """The best response in the regularized game to `policy` (default: the current one), for
+        r"""The best response in the regularized game to `policy` (default: the current one), for
         every player at once:
 
-            q_alpha(J, a) = g(J, a) + sum over the infosets K right after (J, a) of
-                            alpha log sum_b rho(b | K) exp(q_alpha(K, b) / alpha),
-            response(a | J) ∝ rho(a | J) exp(q_alpha(J, a) / alpha),
+        .. math:: q_\alpha(J, a) = g(J, a) + \sum_{K \text{ right after } (J, a)}
+                  \alpha \log \sum_b \rho(b \mid K)\, e^{q_\alpha(K, b) / \alpha}, \qquad
+                  \text{response}(a \mid J) \propto \rho(a \mid J)\, e^{q_\alpha(J, a) / \alpha},
 
-        with g the sequence-form gradient at `policy` (plus alpha log|A(K)| per next infoset K with
-        magnet="entropy"). The regularized equilibrium (QRE) is its fixed point. With
-        feedback="action values" it is the logit response pi(a | J) ∝ rho(a | J) exp(q(J, a) / alpha)
-        to the expected action values, whose fixed point is the agent QRE.
+        with g the sequence-form gradient at `policy` (plus :math:`\alpha \log |A(K)|` per next
+        infoset K with magnet="entropy"). The regularized equilibrium (QRE) is its fixed point. With
+        feedback="action values" it is the logit response
+        :math:`\pi(a \mid J) \propto \rho(a \mid J)\, e^{q(J, a) / \alpha}` to the expected action
+        values, whose fixed point is the agent QRE.
 
         Parameters
         ----------
@@ -300,7 +301,8 @@ class MMD(Solver):
         return TabularPolicy(self.game, self._response(probs)[0], check=False)
 
     def qre_residual(self, policy: PolicyLike | None = None) -> float:
-        """max |regularized_response(pi) - pi| over (infoset, action): 0 exactly at the regularized equilibrium.
+        r"""The largest change a regularized response makes, 0 exactly at the regularized equilibrium:
+        :math:`\max_{I, a} |\text{regularized\_response}(\pi)(a \mid I) - \pi(a \mid I)|`.
 
         Parameters
         ----------
@@ -324,12 +326,14 @@ class MMD(Solver):
         return float(np.abs(self._response(probs)[0] - probs).max())
 
     def regularized_gap(self, policy: PolicyLike | None = None) -> float:
-        """Saddle-point gap of the regularized game (OpenSpiel's `get_gap`):
+        r"""Saddle-point gap of the regularized game (OpenSpiel's ``get_gap``):
 
-            sum_i [ max_x' (<g_i, x'> - alpha D_i(x')) - (<g_i, x_i> - alpha D_i(x_i)) ] >= 0,
+        .. math:: \sum_i \Big[ \max_{x'} \big(\langle g_i, x' \rangle - \alpha D_i(x')\big)
+                  - \big(\langle g_i, x_i \rangle - \alpha D_i(x_i)\big) \Big] \ \ge\ 0,
 
-        with D_i(x) = sum_J x(parent of J) KL(pi_x(. | J) || rho(. | J)) (minus the bonus
-        sum_J x(parent of J) log|A(J)| with magnet="entropy"). Zero exactly at the QRE.
+        with :math:`D_i(x) = \sum_J x(\text{parent of } J)\, \mathrm{KL}(\pi_x(\cdot \mid J) \,\|\,
+        \rho(\cdot \mid J))` (minus the bonus :math:`\sum_J x(\text{parent of } J) \log |A(J)|` with
+        magnet="entropy"). Zero exactly at the QRE.
         Sequence-form feedback only (the agent QRE is not the saddle point of one objective).
 
         Parameters
