@@ -129,7 +129,8 @@ CASES = {
     "TabularPolicy of a non-game": (lambda: lk.TabularPolicy("kuhn_poker", uniform(KUHN)), r"game must be a GameTree"),
     "pure policy with an illegal action": (lambda: lk.TabularPolicy.pure(LEDUC, {"Js|||": 0}),
                                            r"action 0 is not legal at infoset 'Js\|\|\|'"),
-    "from_dict with an unknown infoset": (lambda: lk.TabularPolicy.from_dict(KUHN, {"X|": [1, 0]}), r"no infoset 'X\|'"),
+    "from_dict with an unknown infoset":
+        (lambda: lk.TabularPolicy.from_dict(KUHN, {"X|": [1, 0]}), r"no infoset 'X\|'"),
     "from_dict with too many probabilities": (lambda: lk.TabularPolicy.from_dict(KUHN, {"J|": [0.2, 0.3, 0.5]}),
                                               r"infoset 'J\|' has 2 legal actions, got 3"),
     "mixture weights with a NaN":
@@ -138,7 +139,8 @@ CASES = {
         (lambda: lk.TabularPolicy.mixture([lk.uniform_policy(KUHN)] * 2, [0.7, 0.7]), r"mixture weights"),
     "mixture of arrays": (lambda: lk.TabularPolicy.mixture([uniform(KUHN)]), r"TabularPolicy"),
     # --- players
-    "best_response player 2 of 2": (lambda: lk.best_response(KUHN, uniform(KUHN), 2), r"player must be .* 0\.\.1, got 2"),
+    "best_response player 2 of 2":
+        (lambda: lk.best_response(KUHN, uniform(KUHN), 2), r"player must be .* 0\.\.1, got 2"),
     "best_response player True": (lambda: lk.best_response(KUHN, uniform(KUHN), True), r"player must be an integer"),
     "best_response player '0'": (lambda: lk.best_response(KUHN, uniform(KUHN), "0"), r"player must be an integer"),
     "best_response player 0.5": (lambda: lk.best_response(KUHN, uniform(KUHN), 0.5), r"player must be an integer"),

@@ -95,6 +95,10 @@ def load_openspiel_game(game: str | pyspiel.Game) -> pyspiel.Game:
     >>> load_openspiel_game("goofspiel(num_cards=3)").get_type().short_name
     'turn_based_simultaneous_game'
     """
+    if not isinstance(game, str) and type(game).__module__.split(".")[0] != "pyspiel":
+        # refused before OpenSpiel is needed, so the message is the same with or without it
+        raise TypeError(f"spec_or_game must be an OpenSpiel game string or a pyspiel.Game, got "
+                        f"{type(game).__name__} {game!r}")
     pyspiel = _pyspiel()
     if isinstance(game, str):
         with captured_stderr():
