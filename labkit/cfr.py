@@ -46,7 +46,7 @@ from labkit import kernels
 from labkit._messages import show
 from labkit.evaluate import _reach
 from labkit.policy import TabularPolicy
-from labkit.regret import TIE_TOLERANCE, _check_tolerance, clean_ties, regret_matching, uniform_rows
+from labkit.regret import TIE_TOLERANCE, _check_tolerance, regret_matching, uniform_rows
 from labkit.solver import Solver
 from labkit.tree import GameTree
 
@@ -139,12 +139,22 @@ class SequenceTree:
         # max_z |u_i(z)| of the acting player, per internal row: the payoff factor of the tie bound
         largest = np.abs(game.returns[z]).max(axis=0) if len(z) else np.zeros(n)
         self.payoff_bound = largest[self.player]
-        self.kernel_arrays = self._kernel_arrays(parent_ext)
+        self._parent_ext = parent_ext
+        self._kernel_plan = None
 
-    def _kernel_arrays(self, parent_ext):
-        """The same terms for the compiled kernel (labkit._cfr_kernels): for each update
+    def kernel_plan(self):
+        """The same terms for the compiled kernel (labkit._cfr_kernels), packed into one int32 and
+        one float64 array (`labkit._cfr_kernels.pack`); built on first use. For each update
         (player 0, ..., n - 1, then all players at once as number n) its slice of concatenated
         arrays, given by offsets; the rows of each update grouped by own depth."""
+        if self._kernel_plan is None:
+            from labkit import _cfr_kernels
+            parts = self._kernel_parts()
+            self._kernel_plan = (_cfr_kernels.pack(parts, _cfr_kernels.INDEX_PARTS, np.int32),
+                                 _cfr_kernels.pack(parts, _cfr_kernels.FLOAT_PARTS, np.float64))
+        return self._kernel_plan
+
+    def _kernel_parts(self):
         n, I = self.num_players, self.num_infosets
         keys = list(range(n)) + [None]
 
@@ -157,20 +167,20 @@ class SequenceTree:
             """Each update's terms sorted (stably) by the entry they add to, and the runs of equal
             entries: a run is summed in a register, from 0.0 in the original order, as np.bincount
             sums it, instead of through memory (a chain of dependent loads and stores)."""
-            order, run_start, run_target, run_off = [], [0], [], [0]
+            order, run_start, run_target, run_off = [], [np.zeros(1, dtype=np.int64)], [], [0]
             base = 0
             for key in keys:
-                target = np.asarray(terms[key][0])
+                target = np.asarray(terms[key][0], dtype=np.int64)
                 sort = np.argsort(target, kind="stable")
                 order.append(base + sort)
-                bounds = np.flatnonzero(np.diff(target[sort])) + 1
-                starts = np.concatenate(([0], bounds)) if len(target) else np.zeros(0, dtype=np.int64)
-                run_start.extend((base + np.concatenate((starts[1:], [len(target)]))).tolist() if len(target) else [])
-                run_target.extend(target[sort][starts].tolist())
-                run_off.append(len(run_target))
+                sorted_target = target[sort]
+                starts = np.flatnonzero(np.diff(sorted_target, prepend=-1)) if len(target) else sort
+                run_start.append(base + np.append(starts[1:], len(target)) if len(target) else starts)
+                run_target.append(sorted_target[starts])
+                run_off.append(run_off[-1] + len(starts))
                 base += len(target)
-            return (np.concatenate(order).astype(np.int64), np.array(run_start, dtype=np.int64),
-                    np.array(run_target, dtype=np.int64), np.array(run_off, dtype=np.int64))
+            return (np.concatenate(order).astype(np.int64), np.concatenate(run_start).astype(np.int64),
+                    np.concatenate(run_target).astype(np.int64), np.array(run_off, dtype=np.int64))
 
         level_of = np.repeat(np.arange(len(self.levels)), [lv.stop - lv.start for lv, _ in self.levels])
         groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.arange(I)]
@@ -180,16 +190,18 @@ class SequenceTree:
         row_level = np.array([start + np.searchsorted(level_of[g], np.arange(len(self.levels) + 1))
                               for start, g in zip(starts, groups, strict=False)], dtype=np.int64)  # starts: one more
         term, dec = grouped(self.terminal_terms), grouped(self.decision_terms)
+        # the regret update visits each update's rows in `rows` order and reads their runs of
+        # decision-history terms in turn: one run per row (every infoset has a history), same order
+        if not np.array_equal(dec[2], rows):
+            raise AssertionError("the decision-history runs are not in the order of the kernel's rows")
         return dict(
-            parent_ext=parent_ext.astype(np.int64),
-            level_start=np.array([lv.start for lv, _ in self.levels] + [I], dtype=np.int64),
-            term_runs=term[1:], term_others=stacked(self.terminal_terms, 1)[term[0]],
+            parent_ext=self._parent_ext, term_start=term[1], term_target=term[2], term_off=term[3],
+            term_others=stacked(self.terminal_terms, 1)[term[0]],
             term_payoff=stacked(self.terminal_terms, 2)[term[0], 0],
-            dec_runs=dec[1:], dec_others=stacked(self.decision_terms, 1)[dec[0]],
+            dec_start=dec[1], dec_off=dec[3], dec_others=stacked(self.decision_terms, 1)[dec[0]],
             dec_chance=stacked(self.decision_terms, 2)[dec[0], 0],
-            rows=rows, row_level=row_level,
-            payoff_bound=np.ascontiguousarray(self.payoff_bound, dtype=np.float64),
-            legal=self.legal.astype(np.float64), uniform=np.ascontiguousarray(self.uniform))
+            rows=rows, row_level=row_level, payoff_bound=self.payoff_bound,
+            legal=self.legal.astype(np.float64), uniform=self.uniform)
 
     def extended(self, game_seq: Any) -> np.ndarray:
         """Extended index (0 = empty) of game sequences J * A + a (-1 = empty).
@@ -339,7 +351,7 @@ class _CounterfactualPass:
         return reach, q, v, others_reach
 
 
-_KERNELS: Any = None     # labkit._cfr_kernels, imported on first use (the numba backend)
+_ALTERNATING, _DISCOUNT, _RM_PLUS = 1, 2, 4          # the kernel's `mode` bits (labkit._cfr_kernels)
 
 
 class CFR(Solver):
@@ -452,6 +464,7 @@ class CFR(Solver):
             self._update_masks[p] = legal * (self.tree.player == p)[:, None]
             self._update_rows[p] = (self.tree.player == p)[:, None].astype(float)
         self._pass = _CounterfactualPass(self.tree)
+        self._scratch, self._small = np.empty(shape), np.empty(shape, dtype=bool)     # the tie tests' buffers
         # the compiled kernel replays exactly CFR's, CFR+'s and DCFR's updates: a subclass that
         # changes an update keeps the numpy version
         cls = type(self)
@@ -461,9 +474,15 @@ class CFR(Solver):
                           and self.tie_tolerance == TIE_TOLERANCE)      # the kernel has the default built in
         if self._compiled:
             I, A = shape
-            self._buffers = dict(reach_ext=np.ones(I * A + 1), q_ext=np.zeros(I * A + 1), v=np.zeros(I),
-                                 others_reach=np.zeros(I), acc=np.zeros(max(I * A + 1, A)),
-                                 step=(np.ones(1), np.ones(1), np.ones(1)))
+            S = I * A + 1
+            self._work = np.zeros(3 * S + I)                 # reach_ext, q_ext, v, acc of the kernel
+            self._work[:S] = 1.0
+            self._schedule = np.ones(3)                      # step(): weight, positive, negative
+            self._mode = ((_ALTERNATING if self.alternating_updates else 0)
+                          | (_RM_PLUS if self.regret_matching_plus else 0))
+            # compiled (or loaded from numba's cache) at the first call, which says so if it compiles
+            self._kernel = kernels.load("labkit._cfr_kernels").iterations
+            self._plan = self.tree.kernel_plan() + (self._work,)
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):
@@ -486,30 +505,17 @@ class CFR(Solver):
 
     def _compiled_iterations(self, first, count):
         """Iterations first, ..., first + count - 1 by `labkit._cfr_kernels` (same numbers)."""
-        global _KERNELS
-        if _KERNELS is None:
-            _KERNELS = kernels.load("labkit._cfr_kernels")      # says so if it must compile first
         # the per-iteration numbers, from the same Python expressions as the numpy backend
-        ts = range(first, first + count)
-        if count == 1:                                   # step(): reuse three small arrays
-            weights, positive, negative = self._buffers["step"]
-        else:
-            weights, positive, negative = np.empty(count), np.ones(count), np.ones(count)
-        for k, t in enumerate(ts):
-            weights[k] = self._average_weight(t)
-        factors = self._discount_factors(first)
-        discount = factors is not None
-        if discount:
-            for k, t in enumerate(ts):
-                positive[k], negative[k] = self._discount_factors(t)
-        b, k = self._buffers, self.tree.kernel_arrays
-        _KERNELS.iterations(self.alternating_updates, weights, positive, negative, discount,
-                                self.regret_matching_plus, self._sigma, b["reach_ext"], b["q_ext"], b["v"],
-                                b["others_reach"], b["acc"], k["parent_ext"], k["level_start"], *k["term_runs"],
-                                k["term_others"], k["term_payoff"], *k["dec_runs"],
-                                k["dec_others"], k["dec_chance"], k["rows"], k["row_level"], k["payoff_bound"],
-                                k["legal"], k["uniform"], self.cumulative_regret, self.policy_sum,
-                                self.regret_scale)
+        schedule = self._schedule if count == 1 else np.ones(3 * count)
+        for k in range(count):
+            schedule[k] = self._average_weight(first + k)
+        mode = self._mode
+        if self._discount_factors(first) is not None:
+            mode |= _DISCOUNT
+            for k in range(count):
+                schedule[count + k], schedule[2 * count + k] = self._discount_factors(first + k)
+        self._kernel(mode, schedule, self._sigma, self.cumulative_regret, self.policy_sum, self.regret_scale,
+                     *self._plan)
 
     def _average_weight(self, t):
         return float(t) if self.linear_averaging else 1.0
@@ -528,7 +534,9 @@ class CFR(Solver):
         instant = q - v[:, None]                              # q(I, a) - v(I)
         instant *= mask
         bound = (others_reach * self.tree.payoff_bound)[:, None]
-        clean_ties(instant, bound, self.tie_tolerance)        # exact ties become exact zeros
+        # exact ties become exact zeros: clean_ties(instant, bound), with reused buffers
+        small = np.less_equal(np.abs(instant, out=self._scratch), self.tie_tolerance * bound, out=self._small)
+        np.copyto(instant, 0.0, where=small)
         self.cumulative_regret += instant
         bound *= self._update_rows[player]
         self.regret_scale += bound
@@ -539,7 +547,8 @@ class CFR(Solver):
             self.policy_sum += reach * (weight * mask)
         if self.regret_matching_plus:
             # RM+: floor at 0, and so also everything within the tie tolerance of 0
-            self.cumulative_regret[self.cumulative_regret <= self.tie_tolerance * self.regret_scale] = 0.0
+            small = np.less_equal(self.cumulative_regret, self.tie_tolerance * self.regret_scale, out=self._small)
+            np.copyto(self.cumulative_regret, 0.0, where=small)
         self._discount_regrets(t, player)
         regret_matching(self.cumulative_regret, self._update_masks[None], self.tree.uniform, out=self._sigma,
                         scale=self.regret_scale, tolerance=self.tie_tolerance)

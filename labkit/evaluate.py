@@ -23,11 +23,12 @@ offending infoset, never a number.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
 
-from labkit.policy import TabularPolicy, infoset_own_reach, probability_array
+from labkit import kernels
+from labkit.policy import TabularPolicy, _own_depth_levels, infoset_own_reach, probability_array
 from labkit.tree import GameTree
 
 if TYPE_CHECKING:
@@ -600,15 +601,103 @@ def nash_conv(game: GameTree | str, policy: PolicyLike) -> float:
     >>> round(lk.nash_conv("leduc_poker", lk.uniform_policy("leduc_poker")), 10)
     4.7472222222
     """
+    if type(policy) is TabularPolicy and policy.game is game and policy.checked:   # validated when made
+        return _nash_conv(game, policy.probs)
     game, probs = _game_and_probs(game, policy)
     return _nash_conv(game, probs)
 
 
 def _nash_conv(game, probs):
+    plan = game.__dict__.get("_compiled_plan")
+    if plan is not None and kernels._current == "numba":
+        # the numba backend: one compiled pass; the on-policy values by the same BLAS product as below
+        index, on_policy, pool = plan
+        scratch = pool.pop() if pool else _scratch(game)         # one per thread at a time
+        out, prod, best = scratch
+        _KERNELS.best_response_values(probs, index, out)
+        values, on = best.tolist(), on_policy(prod).tolist()
+        pool.append(scratch)
+        total = 0.0
+        for p in range(len(values)):                             # sum(gains) below, in the same order
+            total += values[p] - on[p]
+        return total
+    if kernels.backend() == "numba":
+        return _compiled_nash_conv(game, probs)
     R = _terminal_reach(game, probs)
     on_policy = _terminal_structure(game).returns @ R.prod(axis=0)
     gains = [_best_response_value_table(game, probs, p, R)[0] - on_policy[p] for p in range(game.num_players)]
     return float(sum(gains))
+
+
+_KERNELS: Any = None             # labkit._evaluate_kernels, imported on the first compiled evaluation
+
+
+def _scratch(game):
+    """Memory of one compiled evaluation: (out, its first Z entries, its next n); see the kernel."""
+    n, Z = game.num_players, len(game.terminals)
+    out = np.empty(Z + n + game.num_infosets + 2 * (game.legal_mask.size + 1))
+    return out, out[:Z], out[Z:Z + n]
+
+
+def _compiled_nash_conv(game, probs):
+    """First compiled evaluation of `game`: build and cache its plan, then evaluate."""
+    global _KERNELS
+    if _KERNELS is None:
+        _KERNELS = kernels.load("labkit._evaluate_kernels")     # says so if it must compile first
+    game.__dict__["_compiled_plan"] = _compiled_plan(game)
+    return _nash_conv(game, probs)
+
+
+def _compiled_plan(game):
+    """(packed arrays, on-policy values of pi, scratch pool) for `labkit._evaluate_kernels`."""
+    t = _terminal_structure(game)
+    n, Z = game.num_players, len(t.chance)
+    own = _own_depth_levels(game)
+    parts = {"own_infoset": [], "own_parent_infoset": [], "own_parent_seq": []}
+    for idx, parent_infoset, parent_seq in own:
+        parts["own_infoset"].append(idx)
+        parts["own_parent_infoset"].append(parent_infoset)
+        parts["own_parent_seq"].append(parent_seq)
+    parts = {k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64) for k, v in parts.items()}
+    parts["last_seq"] = t.sequence.reshape(-1)
+    player_levels, levels, slots, infoset_start, infoset_parent = [0], [], [], [], []
+    count = 0                                      # infosets so far, over all players' levels
+    used = 0                                       # slots so far
+    for p in range(n):
+        for level_slots, starts, parent in _player_structure(game, p)[1]:
+            levels += [count, count + len(starts)]
+            infoset_start.append(used + starts)
+            infoset_parent.append(parent)
+            slots.append(level_slots)
+            count += len(starts)
+            used += len(level_slots)
+        player_levels.append(len(levels) // 2)
+    parts["player_levels"] = np.array(player_levels)
+    parts["levels"] = np.array(levels, dtype=np.int64)
+    parts["slots"] = np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64)
+    parts["infoset_start"] = np.concatenate(infoset_start + [[used]])
+    parts["infoset_parent"] = np.concatenate(infoset_parent) if infoset_parent else np.zeros(0, dtype=np.int64)
+    # each player's terms: the terminals sorted (stably) by the player's last sequence, in runs
+    player_runs, run_slot, run_end, others, term_chance, term_payoff = [0], [], [], [], [], []
+    for p in range(n):
+        order = np.argsort(t.sequence[p], kind="stable")
+        target = t.sequence[p][order]
+        ends = np.flatnonzero(np.diff(target)) + 1
+        run_slot.append(target[np.concatenate(([0], ends))] if Z else target)
+        run_end.append(p * Z + np.concatenate((ends, [Z])) if Z else target)
+        player_runs.append(player_runs[-1] + len(run_slot[-1]))
+        others.append(np.delete(t.sequence, p, axis=0)[:, order].T.reshape(-1))
+        term_chance.append(t.chance[order])
+        term_payoff.append(t.returns[p][order])
+    parts["player_runs"] = np.array(player_runs)
+    parts["run_slot"] = np.concatenate(run_slot)
+    parts["run_end"] = np.concatenate(run_end)
+    parts["term_others"] = np.concatenate(others)
+    floats = np.concatenate([t.chance] + term_chance + term_payoff).astype(np.float64)
+    returns = np.ascontiguousarray(t.returns, dtype=np.float64)
+    # returns.dot(pi): numpy's BLAS product, the same bits as `returns @ pi` and cheaper to call;
+    # scratch memory is taken from and given back to the list around each call (one per thread)
+    return _KERNELS.pack(n, Z, parts, floats), returns.dot, [_scratch(game)]
 
 
 def exploitability(game: GameTree | str, policy: PolicyLike) -> float:

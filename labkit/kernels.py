@@ -226,17 +226,20 @@ def cache_state(dispatcher: Any) -> tuple[str, str | None]:
 
 class _FirstCall:
     """A kernel that checks the cache before its first call in this process and, if it is about
-    to be compiled, says so on stderr (compiling takes seconds, loading a fraction of one)."""
+    to be compiled, says so on stderr (compiling takes seconds, loading a fraction of one). After
+    that first call it puts the plain dispatcher in its place on `owner`, so later calls cost
+    nothing extra."""
 
-    def __init__(self, dispatcher: Any, module: str):
+    def __init__(self, dispatcher: Any, module: str, owner: Any, name: str):
         self.dispatcher = dispatcher
         self.module = module
-        self.__name__ = getattr(dispatcher, "__name__", "kernel")
+        self.owner = owner
+        self.__name__ = name
         self.__doc__ = getattr(dispatcher, "__doc__", None)
-        self._ready = False
+        self._done = False
 
     def __call__(self, *args: Any) -> Any:
-        if self._ready:
+        if self._done:                    # a caller that kept this object rather than the attribute
             return self.dispatcher(*args)
         state, folder = cache_state(self.dispatcher)
         start = time.process_time()
@@ -247,7 +250,8 @@ class _FirstCall:
             print(f"labkit: compiling the kernel {self.module}.{self.__name__} with numba ({where}); "
                   "this takes a few seconds", file=sys.stderr, flush=True)
         result = self.dispatcher(*args)
-        self._ready = True
+        self._done = True
+        setattr(self.owner, self.__name__, self.dispatcher)
         if state in ("cold", "none"):
             print(f"labkit: compiled in {time.process_time() - start:.1f} s of CPU", file=sys.stderr, flush=True)
         return result
@@ -261,14 +265,14 @@ class _KernelModule:
         self._module = module
         for name, value in vars(module).items():
             if not name.startswith("_") and hasattr(value, "py_func"):
-                setattr(self, name, _FirstCall(value, module.__name__))
+                setattr(self, name, _FirstCall(value, module.__name__, self, name))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
 
 
 _LOADED: dict[str, _KernelModule] = {}
-KERNEL_MODULES = ("labkit._cfr_kernels", "labkit._mccfr_kernels")
+KERNEL_MODULES = ("labkit._cfr_kernels", "labkit._mccfr_kernels", "labkit._evaluate_kernels")
 
 
 def load(module: str) -> Any:
@@ -330,7 +334,10 @@ def compile_all() -> dict[str, str]:
                 states[f"{name}.{attr}"] = cache_state(value)[0]
     from labkit.cfr import CFR
     from labkit.mccfr import MCCFR
+    from labkit.evaluate import nash_conv
+    from labkit.policy import uniform_policy
     with using("numba"):
+        nash_conv("kuhn_poker", uniform_policy("kuhn_poker"))
         CFR("kuhn_poker").run(1)
         for sampling in ("outcome", "external"):
             MCCFR("kuhn_poker", sampling=sampling, seed=0).run(1)

@@ -100,14 +100,8 @@ class _KernelTree:
             k0, k = self.first_child[h], self.num_children[h]
             self.cumulative[k0:k0 + k] = np.cumsum(self.chance_prob[k0:k0 + k])
         self.off = np.concatenate(([0], np.cumsum(game.num_legal))).astype(np.int64)
-        self.all_players = np.arange(n, dtype=np.int64)
-        max_depth = int(game.depth.max())
-        widest = int(game.num_legal.max(initial=1))
-        self.path_infoset = np.zeros(max_depth + 1, dtype=np.int64)
-        self.path_k = np.zeros(max_depth + 1, dtype=np.int64)
-        self.path_reach = np.zeros((max_depth + 1, 3))
-        self.values = np.zeros((max_depth + 1, widest + 1))             # external sampling's frames
-        self.frames = np.zeros((max_depth + 1, 2), dtype=np.int64)
+        self.path_length = int(game.depth.max()) + 1
+        self.widest = int(game.num_legal.max(initial=1))
         outcome = np.full(n, int(game.depth[game.terminals].max()))
         external = np.zeros(n, dtype=np.int64)
         for i in range(n):
@@ -120,6 +114,14 @@ class _KernelTree:
             external[i] = d[0]
         self.draw_bound = {"outcome": outcome, "external": external}
         self.round_draws = {k: int(v.sum()) for k, v in self.draw_bound.items()}
+        from labkit import _mccfr_kernels as K
+        header = dict(num_histories=H, num_players=n, num_infosets=game.num_infosets,
+                      path_length=self.path_length, widest=self.widest, table_size=int(self.off[-1]))
+        self.packed = K.pack(header, dict(
+            kind=self.kind, first_child=self.first_child, num_children=self.num_children, infoset=self.infoset,
+            depth=self.depth, off=self.off,
+            outcome_draws=np.append(outcome, outcome.sum()), external_draws=np.append(external, external.sum())),
+            np.concatenate([self.returns.reshape(-1), self.chance_prob, self.cumulative]))
 
 
 def _compiled_module():
@@ -273,19 +275,47 @@ class MCCFR(Solver):
         self.backend = kernels.backend()
         sizes = [len(a) for a in self.flat.legal_actions]
         if self.backend == "numba":
-            self._arrays = _kernel_tree(self.game)
-            total = int(self._arrays.off[-1])
-            self._regret_table = np.zeros(total)         # flat: infoset I's actions are off[I]:off[I + 1]
-            self._sum_table = np.zeros(total)
-            self._sigma_table = np.zeros(total)
-            self._fresh = np.zeros(len(sizes), dtype=np.bool_)
+            K = _compiled_module()
+            t = self._arrays = _kernel_tree(self.game)
+            total, I, D = int(t.off[-1]), len(sizes), t.path_length
+            # regrets, policy sums, cached policies, two scratch rows for sampled_regrets (flat:
+            # infoset I's actions are off[I]:off[I + 1]), then the episodes' working numbers
+            self._memory = np.zeros(5 * total + 1 + 3 * D + D * (t.widest + 1))
+            # buffer position, the call's settings, then fresh flags, the path and frames (_mccfr_kernels)
+            self._state = np.zeros(len(K.STATE_FIELDS) + I + 4 * D, dtype=np.int64)
+            self._state[K.ROUNDS], self._state[K.PLAYER], self._state[K.INVALIDATE] = 1, -1, 1   # step()
+            self._memory[5 * total] = self.exploration   # kept equal by the property's setter
             self._buffer = np.empty(0)                   # uniform numbers not yet used, in stream order
-            self._state = np.zeros(2, dtype=np.int64)    # next unread position, histories visited
+            self._kernel = K.outcome_episodes if sampling == "outcome" else K.external_episodes
+            # the arrays themselves (views are made on use, so copies and pickles keep them linked)
+            self._kernel_args = [t.packed, self._memory, self._buffer, self._state]
         else:
             self._regret_lists = [[0.0] * k for k in sizes]
             self._sum_lists = [[0.0] * k for k in sizes]
             self._sigma = [None] * len(sizes)          # cached regret matching, None = stale
             self._draw = _uniform_stream(self.rng).__next__
+
+    @property
+    def exploration(self):
+        """Outcome sampling's weight of the uniform policy in the update player's sampling policy."""
+        return self._exploration
+
+    @exploration.setter
+    def exploration(self, value):
+        self._exploration = float(value)
+        if "_memory" in self.__dict__:
+            self._memory[5 * int(self._arrays.off[-1])] = self._exploration
+
+    # views of the compiled backend's memory (labkit._mccfr_kernels)
+    @property
+    def _tables(self):
+        total = int(self._arrays.off[-1])
+        return self._memory[:5 * total].reshape(5, total)
+
+    _regret_table = property(lambda self: self._tables[0])
+    _sum_table = property(lambda self: self._tables[1])
+    _sigma_table = property(lambda self: self._tables[2])
+    _fresh = property(lambda self: self._state[5:5 + self.game.num_infosets])
 
     @property
     def regrets(self) -> list[list[float]]:
@@ -339,7 +369,7 @@ class MCCFR(Solver):
                              f"({len(sizes)} rows of lengths {sizes[:5].tolist()}...)")
         table = self._regret_table if name == "regrets" else self._sum_table
         table[:] = np.concatenate([np.asarray(r, dtype=float) for r in rows]) if len(rows) else 0.0
-        self._fresh[:] = False
+        self._fresh[:] = 0
 
     def _rows_of(self, table: np.ndarray) -> list[list[float]]:
         off = self._arrays.off.tolist()
@@ -356,7 +386,11 @@ class MCCFR(Solver):
     # -- one iteration -------------------------------------------------------------
     def _step(self):
         if self.backend == "numba":
-            self._compiled_episodes(1, self._arrays.all_players, self._regret_table, self._sum_table, True)
+            visited = self._kernel(*self._kernel_args)        # one episode per player (state set for it)
+            if visited < 0:                                   # the buffer ran short: refill, call again
+                self._refill(self._arrays.round_draws[self.sampling])
+                visited = self._kernel(*self._kernel_args)
+            self.nodes_touched += visited
             return
         for player in range(self.game.num_players):
             self._episode(player, self.regrets, self.policy_sums)
@@ -371,39 +405,40 @@ class MCCFR(Solver):
         done = 0
         while done < count:
             rounds = min(chunk, count - done)
-            self._compiled_episodes(rounds, self._arrays.all_players, self._regret_table, self._sum_table, True)
+            self._compiled_episodes(rounds, -1, False)
             done += rounds
             self.iteration += rounds
 
-    def _compiled_episodes(self, rounds, players, regret_out, sums_out, invalidate):
-        """`rounds` times one episode per player in `players`, by the numba kernel."""
+    def _compiled_episodes(self, rounds, player, scratch):
+        """`rounds` times one episode per player (player -1) or for `player` only, by the numba
+        kernel, into the solver's tables or (scratch=True) into the scratch rows without marking
+        policies stale; the state is left set for step()."""
         K = _compiled_module()
-        t = self._arrays
-        if players is t.all_players:                 # the common case, counted once per game
-            need = rounds * t.round_draws[self.sampling]
-        else:
-            need = rounds * int(t.draw_bound[self.sampling][players].sum())
-        left = len(self._buffer) - int(self._state[0])
-        if left < need:
-            # the same stream as the numpy backend's: blocks of _BLOCK numbers, in order
-            blocks = [self._buffer[self._state[0]:]]
-            while left < need:
-                blocks.append(self.rng.random(_BLOCK))
-                left += _BLOCK
-            self._buffer = np.concatenate(blocks)
-            self._state[0] = 0
-        self._state[1] = 0
-        if self.sampling == "outcome":
-            K.outcome_episodes(rounds, players, self.exploration, t.kind, t.first_child, t.num_children,
-                               t.infoset, t.depth, t.returns, t.chance_prob, t.cumulative, t.off,
-                               self._regret_table, regret_out, sums_out, self._sigma_table, self._fresh,
-                               invalidate, self._buffer, self._state, t.path_infoset, t.path_k, t.path_reach)
-        else:
-            K.external_episodes(rounds, players, t.kind, t.first_child, t.num_children, t.infoset, t.depth,
-                                t.returns, t.cumulative, t.off, self._regret_table, regret_out, sums_out,
-                                self._sigma_table, self._fresh, invalidate, self._buffer, self._state,
-                                t.values, t.frames)
-        self.nodes_touched += int(self._state[1])
+        state = self._state
+        state[K.ROUNDS], state[K.PLAYER], state[K.INVALIDATE], state[K.SCRATCH] = rounds, player, not scratch, scratch
+        try:
+            visited = self._kernel(*self._kernel_args)
+            if visited < 0:
+                bound = self._arrays.draw_bound[self.sampling]
+                self._refill(rounds * (int(bound.sum()) if player < 0 else int(bound[player])))
+                visited = self._kernel(*self._kernel_args)
+        finally:
+            state[K.ROUNDS], state[K.PLAYER], state[K.INVALIDATE], state[K.SCRATCH] = 1, -1, 1, 0
+        self.nodes_touched += visited
+
+    def _refill(self, need):
+        """Make the buffer hold at least `need` unread numbers: the same stream as the numpy
+        backend's, blocks of _BLOCK numbers drawn in order."""
+        K = _compiled_module()
+        position = int(self._state[K.POSITION])
+        left = len(self._buffer) - position
+        blocks = [self._buffer[position:]]
+        while left < need:
+            blocks.append(self.rng.random(_BLOCK))
+            left += _BLOCK
+        self._buffer = np.concatenate(blocks)
+        self._kernel_args[2] = self._buffer
+        self._state[K.POSITION] = 0
 
     def _episode(self, player, regret_out, policy_sum_out):
         """One sampled episode for `player`, adding its regret and average-policy increments to
@@ -557,9 +592,9 @@ class MCCFR(Solver):
         """
         self.game.check_player(player)
         if self.backend == "numba":
-            regret_table, sum_table = np.zeros_like(self._regret_table), np.zeros_like(self._sum_table)
-            self._compiled_episodes(1, np.array([player]), regret_table, sum_table, False)
-            return self._to_array(self._rows_of(regret_table))
+            self._tables[3:] = 0.0
+            self._compiled_episodes(1, int(player), True)
+            return self._to_array(self._rows_of(self._tables[3]))
         regret_out = [[0.0] * len(r) for r in self.regrets]
         scratch = [[0.0] * len(r) for r in self.regrets]
         self._episode(player, regret_out, scratch)

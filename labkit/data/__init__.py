@@ -10,7 +10,9 @@ Folders (each has a README or a regeneration script that says how it was made):
 
 - ``book/``: chapters 4 and 5 (``scripts/regenerate_book_data.py``);
 - ``deep/``: labkit.deep's training curves (``scripts/regenerate_deep.py``);
-- ``efr/``: the EFR tournaments of the paper's nine games (``scripts/regenerate_efr_results.py``);
+- ``efr/``: the EFR tournaments of the paper's nine games (``scripts/regenerate_efr_results.py``),
+  each as ``<run>.json`` (description and means) beside ``<run>.npz`` (the per-round values,
+  compressed), read together by ``labkit.experiments.load_cached(run)``;
 - ``lab15/``: the Lab 15 companion runs (``scripts/regenerate_lab15.py``).
 
 Examples

@@ -1,7 +1,8 @@
 """Command line: ``python -m labkit.experiments efr --game leduc_poker --regime fixed --rounds 500``.
 
 Prints the table in the paper's units (Leduc in milli-big-blinds, goofspiel in win %) with the
-avg column and avg row, and optionally writes JSON (per-round values), CSV (means) and a heatmap.
+avg column and avg row, and optionally writes JSON (the description) with NPZ (per-round values), CSV
+(means) and a heatmap.
 ``--workers N`` sets the number of processes (1 = serial); ``--scheduler ADDRESS`` sends the work
 to a running Dask cluster instead (``dask scheduler`` / ``dask worker ADDRESS`` on the machines).
 
@@ -63,7 +64,8 @@ def build_parser():
                           "printed decimal), 'exact' labkit's exact fixed point, 'lstsq' numpy's "
                           "least squares")
     efr.add_argument("--out", default=None, metavar="PATH.json",
-                     help="write the result as JSON (per-round values) and the means as CSV beside it")
+                     help="write the result as JSON, its per-round values as PATH.npz and the means "
+                          "as PATH.csv beside it")
     efr.add_argument("--heatmap", default=None, metavar="PATH.png", help="save a heatmap of the table")
     efr.add_argument("--units", choices=list(UNITS), default=None,
                      help="table units (default: mbb for Leduc, win%% for goofspiel, else raw)")

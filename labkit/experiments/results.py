@@ -158,28 +158,42 @@ class TournamentResult:
                 "metadata": self.metadata}
 
     def to_json(self, path):
-        """Write everything (per-round values at full precision) as JSON; `from_json` reads it back."""
+        """Write the result as two files: ``<stem>.json``, everything but the per-round values
+        (readable, one line per field), and ``<stem>.npz``, the per-round values at full precision
+        as one compressed (rows, columns, rounds) float64 array. `from_json` reads both back.
+
+        The JSON names the array file (``per_round_file``) and its SHA-256 (``per_round_sha256``,
+        of the array's little-endian float64 bytes), which `from_json` checks.
+        """
+        path = Path(path)
+        rounds_path = path.with_name(path.stem + ROUNDS_SUFFIX)
+        array = np.ascontiguousarray(self.per_round_array("raw"), dtype="<f8")
         data = self.to_dict()
-        per_round = data.pop("per_round")
-        # one line per top-level field and one line per (row, column) sequence: readable diffs
-        lines = [f" {json.dumps(key)}: {json.dumps(value)}," for key, value in data.items()]
-        lines.append(' "per_round": {')
-        for i, r in enumerate(self.rows):
-            lines.append(f"  {json.dumps(r)}: {{")
-            for j, c in enumerate(self.columns):
-                comma = "," if j + 1 < len(self.columns) else ""
-                lines.append(f"   {json.dumps(c)}: {json.dumps(per_round[r][c])}{comma}")
-            lines.append("  }" + ("," if i + 1 < len(self.rows) else ""))
-        lines.append(" }")
+        data.pop("per_round")
+        data["per_round_file"] = rounds_path.name
+        data["per_round_sha256"] = _sha256(array)
+        lines = [f" {json.dumps(key)}: {json.dumps(value)}" for key, value in data.items()]
         with open(path, "w") as fh:
-            fh.write("{\n" + "\n".join(lines) + "\n}\n")
+            fh.write("{\n" + ",\n".join(lines) + "\n}\n")
+        write_rounds(rounds_path, array)
 
     @classmethod
     def from_json(cls, path):
+        """Read a result written by `to_json` (the JSON and the ``.npz`` beside it), or one of the
+        older single JSON files that hold the per-round values inline."""
+        path = Path(path)
         with open(path) as fh:
             data = json.load(fh)
+        per_round = data.get("per_round")
+        if per_round is None:                       # the per-round values live beside the JSON
+            array = read_rounds(path.with_name(data.get("per_round_file") or path.stem + ROUNDS_SUFFIX))
+            expected = data.get("per_round_sha256")
+            if expected and _sha256(array) != expected:
+                raise ValueError(f"{path}: the per-round values do not match the SHA-256 the JSON "
+                                 f"records; regenerate the run")
+            per_round = {r: dict(zip(data["columns"], array[i])) for i, r in enumerate(data["rows"])}
         return cls(data["game"], data["regime"], data["rounds"], data["rows"], data["columns"],
-                   data["per_round"], data.get("metadata", {}))
+                   per_round, data.get("metadata", {}))
 
     # ------------------------------------------------------------------ plot
     def heatmap(self, ax=None, units=None, **kwargs):
@@ -191,6 +205,44 @@ class TournamentResult:
 def _label(name):
     """Variant names in the paper's spelling: "cf_ex+in" -> "CF_EX+IN"."""
     return name.upper() if isinstance(name, str) else str(name)
+
+
+# the per-round values of <stem>.json live in <stem>.npz: numpy's own format, compressed (about a
+# third of the JSON text they replace), readable with numpy alone, in Pyodide as well
+ROUNDS_SUFFIX = ".npz"
+ROUNDS_KEY = "per_round"
+# browser copies of the book install them separately (scripts/build_lite.py)
+ROUNDS_DISTRIBUTION = "labkit-marl-efr-rounds"
+
+
+def _sha256(array):
+    import hashlib
+    return hashlib.sha256(np.ascontiguousarray(array, dtype="<f8").tobytes()).hexdigest()
+
+
+def write_rounds(path, array):
+    """Write a (rows, columns, rounds) array as ``path`` (.npz, deflated), byte for byte the same
+    for the same values (no timestamps), so that regenerating a run changes no file needlessly."""
+    import io
+    import zipfile
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.ascontiguousarray(array, dtype="<f8"), allow_pickle=False)
+    info = zipfile.ZipInfo(ROUNDS_KEY + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(info, buffer.getvalue(), compresslevel=9)
+
+
+def read_rounds(path):
+    """The (rows, columns, rounds) array of a ``.npz`` file written by `write_rounds`."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"the per-round values {path.name} are not installed beside {path.stem}.json. In a "
+            f"checkout of the book they are part of labkit/data/efr/; in the browser copy of the "
+            f"book install them with %pip install {ROUNDS_DISTRIBUTION}")
+    with np.load(path, allow_pickle=False) as archive:
+        return archive[ROUNDS_KEY]
 
 
 # inside the package (labkit.data), so that an installed wheel or a browser kernel has the runs too

@@ -40,7 +40,43 @@ _sealed = None            # set by seal(): the function that publishes one recor
 
 
 class ReportError(Exception):
-    """A value that cannot be reported (too large, nested too deep, of an unknown type)."""
+    """A value that cannot be reported (too large, nested too deep, of an unknown type).
+
+    ``what`` describes what came back ("a TabularPolicy of 936 information sets") and ``advice``
+    says what to return instead; `_describe_error` words them for a name or a function's result."""
+
+    def __init__(self, message, what=None, advice=None):
+        super().__init__(message)
+        self.what, self.advice = what, advice
+
+
+SMALL_POLICY = 64         # infosets of a TabularPolicy reported as {infoset: {action: p}} (Kuhn has 12)
+
+
+def _kind_mistake(value):
+    """A `ReportError` for the common type mistakes: a large TabularPolicy, a method or function
+    returned instead of its result, a long string such as a printed table, any other object."""
+    kind = type(value).__name__
+    if kind == "TabularPolicy" and hasattr(value, "probs"):
+        shape = " x ".join(str(n) for n in getattr(value.probs, "shape", ()))
+        return ReportError(f"a TabularPolicy of {shape} probabilities is too large to report as a dict",
+                           f"a TabularPolicy (a policy object, {shape} probabilities)",
+                           "the grader reads a policy as its array of probabilities: return `policy.probs`")
+    if callable(value) and hasattr(value, "__name__"):
+        owner = getattr(getattr(value, "__self__", None), "__class__", None)
+        full = f"{owner.__name__}.{value.__name__}" if owner is not None and kind in ("method", "builtin_function_or_method") \
+            else value.__name__
+        noun = "method" if kind in ("method", "builtin_function_or_method", "method-wrapper") else \
+            "class" if isinstance(value, type) else "function"
+        return ReportError(f"cannot report the {noun} `{full}` itself", f"the {noun} `{full}` itself, not a value",
+                           f"call it (`{value.__name__}(...)`) and return what it computes, or use the attribute "
+                           "that holds the values (a policy's `.probs`)")
+    if isinstance(value, str):
+        return ReportError(f"a string of {len(value)} characters is too long to report",
+                           f"a string of {len(value)} characters (text, such as a printed table)",
+                           "return the numbers themselves (a number, a list or an array), not their printout")
+    return ReportError(f"cannot report a value of type {kind}", f"an object of type `{kind}`, which the grader "
+                       "cannot report", "return numbers, arrays, lists or dicts of them")
 
 
 def _make_to_plain():
@@ -66,7 +102,7 @@ def _make_to_plain():
             return None if value is None else bool(value)
         if isinstance(value, str):
             if len(value) > MAX_TEXT:
-                raise ReportError(f"a string of {len(value)} characters is too long to report")
+                raise kind_mistake(value)
             return str(value)
         if isinstance(value, (int, np.integer)):
             return int(value) if abs(int(value)) < 2 ** 63 else float(value)
@@ -83,19 +119,32 @@ def _make_to_plain():
         if isinstance(value, dict):
             return {str(k): to_plain(v, _depth + 1, budget) for k, v in value.items()}
         if type(value).__name__ == "TabularPolicy" and hasattr(value, "to_dict"):
+            if len(getattr(value, "probs", ())) > SMALL_POLICY:
+                raise kind_mistake(value)           # its dict would flood the record (Leduc: 936 rows)
             return to_plain(value.to_dict(), _depth, budget)              # {infoset: {action: prob}}
         if hasattr(value, "numerator") and hasattr(value, "denominator"):     # fractions.Fraction
             return float(value)
-        raise ReportError(f"cannot report a value of type {type(value).__name__}")
+        raise kind_mistake(value)
 
+    kind_mistake = _kind_mistake           # captured: a later patch of the module changes nothing
     return to_plain
 
 
 to_plain = _make_to_plain()
 
 
-def _describe_error(exc):
-    text = str(exc) if isinstance(exc, ReportError) else f"{type(exc).__name__}: {exc}"
+def _describe_error(exc, name=None, returned=False):
+    """The message of a name that could not be reported. For a type mistake (`ReportError` with
+    ``what``) it says what came back and what to return: for a value, "`x` is <what> -- <advice>";
+    for a function's result, worded to follow the check's "`f` raised": "no error, but returned
+    <what> -- <advice>"."""
+    if isinstance(exc, ReportError) and exc.what:
+        if returned:
+            text = f"no error, but returned {exc.what} -- {exc.advice}"
+        else:
+            text = f"`{name}` is {exc.what} -- {exc.advice}" if name else f"{exc.what} -- {exc.advice}"
+    else:
+        text = str(exc) if isinstance(exc, ReportError) else f"{type(exc).__name__}: {exc}"
     return text if len(text) <= 300 else text[:297] + "..."
 
 
@@ -158,17 +207,21 @@ def _make_collector(specs, plain, describe, copy_args, clock):
                     for args in probes[name]:
                         try:
                             result, took = timed_call(value, args, budget, repeats)
-                            results.append(plain(result))
-                            times.append(took)
                         except Exception as exc:     # one failing probe does not hide the others
                             results.append({"__error__": describe(exc)})
                             times.append(None)
+                            continue
+                        try:
+                            results.append(plain(result))
+                        except Exception as exc:     # it ran, but what it returned cannot be read
+                            results.append({"__error__": describe(exc, name, True), "__returned__": True})
+                        times.append(took)
                     out[name] = results
                     seconds[name] = times
                 else:
                     out[name] = plain(value)
             except Exception as exc:
-                out[name] = {"__error__": describe(exc)}
+                out[name] = {"__error__": describe(exc, name)}
         if seconds:
             out[SECONDS_KEY] = seconds
         return out
