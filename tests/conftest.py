@@ -25,6 +25,8 @@ NEEDS_REPOSITORY = {
     "test_grading_cgroups.py": "instructor", "test_grading_reports.py": "instructor",
     "test_grading_sandbox.py": "instructor", "test_grading_secrecy.py": "instructor",
     "test_grading_timing.py": "instructor", "test_grading_wheel.py": "instructor",
+    "test_gradescope.py": "instructor", "test_grading_course.py": "instructor", "test_pdf.py": "book",
+    "test_plain_markdown.py": "chapters",
 }
 _LEFT_OUT = sorted(name for name, folder in NEEDS_REPOSITORY.items() if not (ROOT / folder).is_dir())
 
