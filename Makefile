@@ -14,8 +14,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # labkit with its grading extra, and the instructor material (solutions, hidden checks) beside it
+# then the numba kernels are compiled once for this installation (python -m labkit compile), so no
+# notebook or test waits for them
 $(VENV)/.book-installed: $(BIN)/python requirements.txt pyproject.toml instructor/pyproject.toml
 	$(BIN)/pip install --quiet -r requirements.txt -e ".[grading]" -e instructor/
+	$(BIN)/python -m labkit compile
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
@@ -50,9 +53,9 @@ pdf: $(VENV)/.book-installed
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
-# fast feedback while developing: the library tests only
+# fast feedback while developing: the library tests only (no notebooks, no browser)
 test-fast: $(VENV)/.test-installed
-	$(BIN)/python -m pytest tests -x -q -o addopts="" -p no:nbval
+	$(BIN)/python -m pytest tests -x -q -o addopts="" -p no:nbval -p no:cacheprovider --ignore=tests/browser -m "not browser"
 
 # re-execute every notebook in place (the only way stored outputs are made)
 notebooks: $(VENV)/.book-installed

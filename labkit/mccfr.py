@@ -1,4 +1,4 @@
-"""Monte Carlo CFR with outcome or external sampling (Lanctot, Waugh, Zinkevich and Bowling, 2009,
+r"""Monte Carlo CFR with outcome or external sampling (Lanctot, Waugh, Zinkevich and Bowling, 2009,
 "Monte Carlo sampling for regret minimization in extensive games").
 
 MCCFR replaces CFR's exact counterfactual values by unbiased, importance-weighted estimates from
@@ -32,6 +32,8 @@ objects); the random numbers come from one seeded `numpy.random.Generator`, draw
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from labkit import kernels
@@ -39,6 +41,9 @@ from labkit._messages import show
 from labkit.policy import TabularPolicy
 from labkit.solver import Solver
 from labkit.tree import CHANCE, TERMINAL
+
+if TYPE_CHECKING:
+    from labkit.games import GameLike
 
 __all__ = ["MCCFR", "SAMPLING_SCHEMES"]
 
@@ -123,12 +128,11 @@ def _compiled_module():
     """labkit._mccfr_kernels, imported (and its kernels compiled or loaded) on first use."""
     global _KERNELS
     if _KERNELS is None:
-        from labkit import _mccfr_kernels
-        _KERNELS = _mccfr_kernels
+        _KERNELS = kernels.load("labkit._mccfr_kernels")     # says so if it must compile first
     return _KERNELS
 
 
-_KERNELS = None
+_KERNELS: Any = None
 
 
 def _kernel_tree(game):
@@ -186,11 +190,19 @@ def _regret_matching(regrets):
 
 
 class MCCFR(Solver):
-    """Monte Carlo CFR (Lanctot et al., 2009) with outcome or external sampling.
+    r"""Monte Carlo CFR (Lanctot et al., 2009) with outcome or external sampling.
+
+    Each iteration samples one episode per player and adds unbiased estimates of the
+    counterfactual regrets, e.g. for outcome sampling at an infoset I on the sampled path,
+
+    .. math:: \tilde r(I, a) = \frac{\pi_{-i}(h)}{q(h)} \big( \tilde u(h a) - \tilde u(h) \big),
+
+    whose expectation is CFR's regret (module docstring for both schemes and their averaging).
 
     Parameters
     ----------
     game : str or GameTree
+        Anything `labkit.games.load` accepts.
     sampling : {"outcome", "external"}
     seed : int, numpy.random.Generator or None
         The same seed gives the same regrets and policies, digit for digit (None: fresh entropy).
@@ -213,11 +225,23 @@ class MCCFR(Solver):
         external-sampling episode a subtree. Counted per path segment from the tree depths,
         so it costs nothing per node.
 
+    Raises
+    ------
+    ValueError
+        For an unknown sampling scheme, an exploration outside (0, 1] or a negative seed.
+    TypeError
+        For a seed that is neither an integer nor a Generator.
+
     Notes
     -----
     The updates are OpenSpiel's (Python ``OutcomeSamplingSolver`` and ``ExternalSamplingSolver``):
     fed the same uniform numbers, the two give the same regrets and policy sums (tests/test_mccfr.py),
     except that OpenSpiel starts every table at 1e-6 instead of 0.
+
+    References
+    ----------
+    M. Lanctot, K. Waugh, M. Zinkevich and M. Bowling (2009), "Monte Carlo sampling for regret
+    minimization in extensive games", NeurIPS.
 
     Examples
     --------
@@ -228,7 +252,8 @@ class MCCFR(Solver):
     True
     """
 
-    def __init__(self, game, sampling: str = "outcome", seed=0, exploration: float = 0.6):
+    def __init__(self, game: GameLike, sampling: str = "outcome", seed: int | np.random.Generator | None = 0,
+                 exploration: float = 0.6):
         super().__init__(game)
         if sampling not in SAMPLING_SCHEMES:
             raise ValueError(f"sampling must be one of {SAMPLING_SCHEMES}, got {sampling!r}")
@@ -293,45 +318,63 @@ class MCCFR(Solver):
     _fresh = property(lambda self: self._state[5:5 + self.game.num_infosets])
 
     @property
-    def regrets(self):
-        """Cumulative regrets, per infoset over its legal actions (numba backend: a copy)."""
+    def regrets(self) -> list[list[float]]:
+        """Cumulative regrets, per infoset over its legal actions (numba backend: a copy).
+
+        Assigning a list of rows replaces them (numba backend: copied into the flat table).
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MCCFR("kuhn_poker", sampling="external", seed=0)
+        >>> len(solver.step().regrets), len(solver.regrets[0])
+        (12, 2)
+        """
         if self.backend == "numba":
             return self._rows_of(self._regret_table)
         return self._regret_lists
 
+    @regrets.setter
+    def regrets(self, rows: list[list[float]]) -> None:
+        self._set_rows("regrets", rows)
+
     @property
-    def policy_sums(self):
-        """Average-policy sums, per infoset over its legal actions (numba backend: a copy)."""
+    def policy_sums(self) -> list[list[float]]:
+        """Average-policy sums, per infoset over its legal actions (numba backend: a copy).
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MCCFR("kuhn_poker", sampling="external", seed=0)
+        >>> sum(map(sum, solver.policy_sums))
+        0.0
+        """
         if self.backend == "numba":
             return self._rows_of(self._sum_table)
         return self._sum_lists
 
-    @regrets.setter
-    def regrets(self, rows):
-        self._set_rows("regrets", rows)
-
     @policy_sums.setter
-    def policy_sums(self, rows):
+    def policy_sums(self, rows: list[list[float]]) -> None:
         self._set_rows("policy_sums", rows)
 
-    def _set_rows(self, name, rows):
+    def _set_rows(self, name: str, rows: list[list[float]]) -> None:
         """Replace a table by per-infoset rows over the legal actions (numpy backend: the lists
         themselves, as before; numba backend: copied into the flat table, cached policies reset)."""
         if self.backend != "numba":
             setattr(self, "_regret_lists" if name == "regrets" else "_sum_lists", rows)
             return
         sizes = np.diff(self._arrays.off)
-        if len(rows) != len(sizes) or any(len(r) != k for r, k in zip(rows, sizes.tolist())):
+        if len(rows) != len(sizes) or any(len(r) != k for r, k in zip(rows, sizes.tolist(), strict=True)):
             raise ValueError(f"{name} must have one row per infoset, over its legal actions "
                              f"({len(sizes)} rows of lengths {sizes[:5].tolist()}...)")
         table = self._regret_table if name == "regrets" else self._sum_table
         table[:] = np.concatenate([np.asarray(r, dtype=float) for r in rows]) if len(rows) else 0.0
         self._fresh[:] = 0
 
-    def _rows_of(self, table):
+    def _rows_of(self, table: np.ndarray) -> list[list[float]]:
         off = self._arrays.off.tolist()
         values = table.tolist()
-        return [values[a:b] for a, b in zip(off[:-1], off[1:])]
+        return [values[a:b] for a, b in zip(off[:-1], off[1:], strict=True)]
 
     def _policy(self, infoset):
         """sigma(I): regret matching of the current regrets, cached until they change."""
@@ -517,6 +560,35 @@ class MCCFR(Solver):
 
         Their expectation is the exact counterfactual regret q(I, a) - v(I) of the current policy
         at `player`'s infosets, which is what makes MCCFR converge like CFR.
+
+        Parameters
+        ----------
+        player : int
+
+        Returns
+        -------
+        (I, A) float array
+            Zero at the other players' infosets and at infosets the episode did not update.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an invalid player.
+
+        Examples
+        --------
+        The mean of many sampled increments approaches the exact counterfactual regret:
+
+        >>> import numpy as np
+        >>> import labkit as lk
+        >>> kuhn = lk.games.load("kuhn_poker")
+        >>> solver = lk.MCCFR(kuhn, sampling="external", seed=0)
+        >>> estimate = np.mean([solver.sampled_regrets(0) for _ in range(3000)], axis=0)
+        >>> q = lk.counterfactual_values(kuhn, lk.uniform_policy(kuhn))
+        >>> exact = q - (q * lk.uniform_policy(kuhn).probs).sum(axis=1, keepdims=True)
+        >>> i = kuhn.infoset_index("K|")
+        >>> exact[i].round(3).tolist(), estimate[i].round(2).tolist()
+        ([-0.125, 0.125], [-0.13, 0.13])
         """
         self.game.check_player(player)
         if self.backend == "numba":
@@ -529,20 +601,46 @@ class MCCFR(Solver):
         return self._to_array(regret_out)
 
     # -- policies ------------------------------------------------------------------
-    def _to_array(self, rows):
+    def _to_array(self, rows: list[list[float]]) -> np.ndarray:
         """Per-infoset lists over legal actions -> an (I, A) array, zero on illegal actions."""
         out = np.zeros(self.game.legal_mask.shape)
-        for i, (actions, row) in enumerate(zip(self.flat.legal_actions, rows)):
+        for i, (actions, row) in enumerate(zip(self.flat.legal_actions, rows, strict=True)):
             out[i, actions] = row
         return out
 
     def current_policy(self) -> TabularPolicy:
-        """Regret matching of the current regrets."""
+        """Regret matching of the current regrets (uniform where none is positive).
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MCCFR("kuhn_poker", sampling="external", seed=0)
+        >>> solver.current_policy()["K|"]
+        {'pass': 0.5, 'bet': 0.5}
+        """
         probs = self._to_array([_regret_matching(r) for r in self.regrets])
         return TabularPolicy(self.game, probs, check=False)
 
     def average_policy(self) -> TabularPolicy:
-        """The accumulated policy sums normalized per infoset; uniform where nothing was added."""
+        r"""The accumulated policy sums normalized per infoset,
+        :math:`\bar\sigma(a \mid I) = S(I, a) / \sum_b S(I, b)`; uniform where nothing was added.
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MCCFR("kuhn_poker", sampling="outcome", seed=3)
+        >>> _ = solver.run(2000)
+        >>> round(lk.nash_conv(solver.game, solver.average_policy()), 3) < 0.2
+        True
+        """
         sums = self._to_array(self.policy_sums)
         total = sums.sum(axis=1, keepdims=True)
         legal = self.game.legal_mask
