@@ -22,6 +22,10 @@ DOCUMENTED = [
     "labkit.tree", "labkit.policy", "labkit.evaluate", "labkit.regret", "labkit.cfr", "labkit.mccfr",
     "labkit.solver", "labkit.kernels", "labkit.kernel_polling", "labkit.lp", "labkit.dynamics", "labkit.mmd",
     "labkit.psro", "labkit.social", "labkit.cooperative", "labkit._messages", "labkit._cli",
+    "labkit.hindsight", "labkit.efr.deviations", "labkit.efr.learner",
+    "labkit.experiments.claims", "labkit.experiments.estimate", "labkit.experiments.executors",
+    "labkit.experiments.games", "labkit.experiments.results", "labkit.experiments.tournament",
+    "labkit.experiments.__main__",
 ]
 
 
