@@ -299,27 +299,38 @@ def _check_deviation(game: GameTree, deviation: Any) -> Deviation:
     if not isinstance(deviation, Deviation):
         raise TypeError(f"deviation must be a labkit.hindsight.Deviation (from enumerate_deviations), "
                         f"got {type(deviation).__name__}")
-    game.check_player(deviation.player)
-    target = _check_infoset(game, deviation.target)
-    if game.infoset_player[target] != deviation.player:
-        raise ValueError(f"deviation of player {deviation.player} targets infoset {game.infoset_keys[target]!r}, "
-                         f"where player {int(game.infoset_player[target])} acts: it belongs to another game")
+    problem = _deviation_problem(game, deviation)
+    if problem:
+        raise ValueError(f"deviation does not apply to {game.name} (a deviation of another game?): {problem}")
+    return deviation
+
+
+def _deviation_problem(game: GameTree, deviation: Deviation) -> str | None:
+    """What makes `deviation` inapplicable to `game`, in words, or None."""
+    player, target = deviation.player, deviation.target
+    if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)) \
+            or not 0 <= player < game.num_players:
+        return f"player {show(player)} is not one of its {game.num_players} players"
+    if isinstance(target, (bool, np.bool_)) or not isinstance(target, (int, np.integer)) \
+            or not 0 <= target < game.num_infosets:
+        return f"target {show(target)} is not an infoset index in 0..{game.num_infosets - 1}"
+    key = game.infoset_keys[target]
+    if game.infoset_player[target] != player:
+        return f"player {player} does not act at its target {key!r}"
     if tuple(deviation.path) != decision_path(game, target) or len(deviation.modes) != len(deviation.path):
-        raise ValueError(f"deviation's path {deviation.path} is not the decision path to infoset "
-                         f"{game.infoset_keys[target]!r} in {game.name}: it belongs to another game")
+        return f"its path {deviation.path} is not the decision path to {key!r}"
     t = deviation.transformation
     legal = set(np.flatnonzero(game.legal_mask[target]).tolist())
     if not (len(t) in (2, 3) and t[0] in ("external", "internal") and len(t) == (2 if t[0] == "external" else 3)
             and set(t[1:]) <= legal):
-        raise ValueError(f"deviation's transformation {t} is not an external or internal transformation of the "
-                         f"legal actions {sorted(legal)} of infoset {game.infoset_keys[target]!r}")
+        return f"its transformation {t} does not move between the legal actions {sorted(legal)} of {key!r}"
     for (J, a), mode in zip(deviation.path, deviation.modes, strict=True):
         if mode not in ("follow", "force") and not (isinstance(mode, tuple) and len(mode) == 2
                                                     and mode[0] == "trigger" and mode[1] != a
                                                     and game.legal_mask[J, mode[1]]):
-            raise ValueError(f"deviation's mode {mode!r} at infoset {game.infoset_keys[J]!r} is not 'follow', "
-                             "'force' or ('trigger', b) with b another legal action")
-    return deviation
+            return (f"its mode {mode!r} at {game.infoset_keys[J]!r} is not 'follow', 'force' or ('trigger', b) "
+                    "with b another legal action")
+    return None
 
 
 # ------------------------------------------------------------------ a deviation as a strategy
