@@ -11,6 +11,7 @@ docstrings are written (the lead extends it as the other modules are done).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import re
 
@@ -22,7 +23,17 @@ DOCUMENTED = [
     "labkit.tree", "labkit.policy", "labkit.evaluate", "labkit.regret", "labkit.cfr", "labkit.mccfr",
     "labkit.solver", "labkit.kernels", "labkit.kernel_polling", "labkit.lp", "labkit.dynamics", "labkit.mmd",
     "labkit.psro", "labkit.social", "labkit.cooperative", "labkit._messages", "labkit._cli",
+    "labkit.hindsight", "labkit.efr.deviations", "labkit.efr.learner",
+    "labkit.experiments.claims", "labkit.experiments.estimate", "labkit.experiments.executors",
+    "labkit.experiments.games", "labkit.experiments.results", "labkit.experiments.tournament",
+    "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",
 ]
+# labkit.deep needs its optional extra (JAX); without it its modules are left out, as in test_doctests
+DEEP = ["labkit.deep.common", "labkit.deep.features", "labkit.deep.networks", "labkit.deep.deep_cfr", "labkit.deep.nfsp",
+        "labkit.deep.rnad", "labkit.deep.team_learner", "labkit.deep.teams", "labkit.deep.iql", "labkit.deep.vdn",
+        "labkit.deep.qmix", "labkit.deep.coma", "labkit.deep.mappo"]
+if importlib.util.find_spec("jax") is not None:
+    DOCUMENTED += DEEP
 
 
 def _public(module):

@@ -3,7 +3,8 @@
 Every case is a call that must be refused, with what a clear message must say (a regular
 expression: the argument's name, the infoset, what was expected). A case's outcome is
 
-* clear: a ValueError, TypeError or KeyError whose message matches;
+* clear: a ValueError, TypeError, KeyError (or FileNotFoundError, for a stored file) whose
+  message matches;
 * unclear: any other exception, or one whose message does not say what was wrong;
 * silent: no exception at all (a number computed from garbage).
 
@@ -15,6 +16,7 @@ checked beside them, with their numbers.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 
@@ -233,12 +235,214 @@ CASES = {
                                      r"row_policy must be a probability vector"),
 }
 
+# ----------------------------------------------------------------------------- hindsight, EFR, experiments
+from labkit import hindsight  # noqa: E402
+from labkit.experiments import TournamentResult, efr_tournament  # noqa: E402
+from labkit.experiments import claims as experiment_claims  # noqa: E402
+from labkit.experiments.estimate import Costs, predict_seconds  # noqa: E402
+
+RPS_ROCK = np.array([[1 / 3, 1 / 3, 1 / 3], [1.0, 0.0, 0.0]])
+TINY_RESULT = dict(game="kuhn_poker", regime="fixed", rounds=2, rows=["cf", "bhv"], columns=["cf", "bhv"],
+                   per_round={"cf": {"cf": [0.0, 0.0], "bhv": [-0.1, -0.3]}, "bhv": {"cf": [0.1, 0.3], "bhv": [0.0, 0.0]}})
+
+
+def tiny_result(**changes):
+    return TournamentResult(**{**TINY_RESULT, **changes})
+
+
+def other_game_deviation():
+    return hindsight.enumerate_deviations(LEDUC, 0, "cf")[5]
+
+
+CASES.update({
+    # --- issue 24: labkit.hindsight validates its profiles and arguments
+    "hindsight: a NaN profile": (lambda: hindsight.deviation_regret(KUHN, [uniform(KUHN), nan_policy(KUHN)], 0, "cf"),
+                                 r"profiles\[1\]: invalid policy at infoset 'Q\|p'"),
+    "hindsight: rows summing to 2": (lambda: hindsight.deviation_regret(KUHN, [rows_summing_to(KUHN, 2.0)], 0),
+                                     r"profiles\[0\]: invalid policy at infoset 'J\|': probabilities that do not sum"),
+    "hindsight: a policy of another game":
+        (lambda: hindsight.deviation_regret(ASCENDING, [lk.uniform_policy(DESCENDING)], 0, "cf"),
+         r"profiles\[0\] belongs to goofspiel.*descending"),
+    "hindsight: theorem1_bound with negative rounds": (lambda: hindsight.theorem1_bound(KUHN, 0, "cf", -5),
+                                                       r"rounds must be an integer >= 0.*-5"),
+    "hindsight: theorem1_bound with 2.5 rounds": (lambda: hindsight.theorem1_bound(KUHN, 0, "cf", 2.5),
+                                                  r"rounds must be an integer"),
+    "hindsight: theorem1_bound of player 2": (lambda: hindsight.theorem1_bound(KUHN, 2, "cf", 10),
+                                              r"player must be an integer in 0..1, got 2"),
+    "hindsight: a negative probability": (lambda: hindsight.deviation_gains(RPS, [row_changed(RPS, 0, [-0.5, 1.0, 0.5])],
+                                                                            0, "act"), r"profiles\[0\]: .*negative"),
+    "hindsight: no rounds": (lambda: hindsight.deviation_regret(KUHN, [], 0), r"at least one round"),
+    "hindsight: a single profile, not a list": (lambda: hindsight.deviation_regret(KUHN, uniform(KUHN), 0),
+                                                r"sequence of joint profiles.*wrap a single profile"),
+    "hindsight: profiles of the wrong shape": (lambda: hindsight.deviation_regret(KUHN, [np.ones((3, 3))], 0),
+                                               r"profiles\[0\] array has shape \(3, 3\)"),
+    "hindsight: an unknown type": (lambda: hindsight.deviation_regret(KUHN, [uniform(KUHN)], 0, "informed"),
+                                   r"unknown deviation type 'informed'"),
+    "hindsight: a type that is a number": (lambda: hindsight.enumerate_deviations(KUHN, 0, 3), r"deviations must be"),
+    "hindsight: player -1": (lambda: hindsight.deviation_gains(KUHN, [uniform(KUHN)], -1, "cf"), r"player must be"),
+    "hindsight: curve rounds beyond the profiles": (lambda: hindsight.deviation_regret_curve(RPS, [RPS_ROCK] * 3, 0, "act",
+                                                                                             rounds=[4]), r"1\.\.3"),
+    "hindsight: curve rounds 2.5": (lambda: hindsight.deviation_regret_curve(RPS, [RPS_ROCK] * 3, 0, "act",
+                                                                             rounds=[2.5]), r"integers in 1\.\.3"),
+    "hindsight: chunk 0": (lambda: hindsight.deviation_gains(RPS, [RPS_ROCK], 0, "act", chunk=0), r"chunk must be"),
+    "hindsight: a deviation of another game": (lambda: hindsight.deviated_strategy(KUHN, uniform(KUHN),
+                                                                                  other_game_deviation()),
+                                               r"deviation does not apply to kuhn_poker \(a deviation of another game"),
+    "hindsight: deviated_strategy of a NaN policy":
+        (lambda: hindsight.deviated_strategy(KUHN, nan_policy(KUHN), hindsight.enumerate_deviations(KUHN, 0, "cf")[0]),
+         r"probs: invalid policy"),
+    "hindsight: a tuple that is not a Deviation": (lambda: hindsight.deviated_strategy(KUHN, uniform(KUHN), (0, 0)),
+                                                   r"deviation must be a labkit.hindsight.Deviation"),
+    "hindsight: decision_path of infoset 99": (lambda: hindsight.decision_path(KUHN, 99), r"infoset must be in 0..11"),
+    # --- EFR
+    "EFR: an unknown deviation type": (lambda: lk.EFR(KUHN, deviations="informed"), r"unknown deviation type"),
+    "EFR: an unknown fixed point": (lambda: lk.EFR(KUHN, fixed_point="svd"), r"fixed_point must be one of"),
+    "EFR: record_profiles 'no'": (lambda: lk.EFR(KUHN, record_profiles="no"), r"record_profiles must be True or False"),
+    "EFR: update against a NaN profile": (lambda: lk.EFR(KUHN).update(nan_policy(KUHN)), r"opponents: invalid policy"),
+    "EFR: update against rows summing to 2": (lambda: lk.EFR(KUHN).update(rows_summing_to(KUHN, 2.0)),
+                                              r"opponents: invalid policy at infoset"),
+    "EFR: update against a policy of another game":
+        (lambda: lk.EFR(ASCENDING).update(lk.uniform_policy(DESCENDING)), r"opponents belongs to"),
+    "EFR: update of player 5": (lambda: lk.EFR(KUHN).update(uniform(KUHN), players=[5]), r"player must be"),
+    "EFR: update of a repeated player": (lambda: lk.EFR(KUHN).update(uniform(KUHN), players=[0, 0]),
+                                         r"players must not repeat"),
+    "EFR: players given as a number": (lambda: lk.EFR(KUHN).update(uniform(KUHN), players=1), r"players must be an"),
+    "EFR: run(-3)": (lambda: lk.EFR(KUHN).run(-3), r"iterations must be a nonnegative integer"),
+    "EFR: regret table of an unknown infoset": (lambda: lk.EFR(KUHN).regret_table("X|"), r"X\|"),
+    "EFR: deviation_structure of a string": (lambda: lk.efr.deviation_structure("kuhn_poker", "cf"),
+                                             r"game must be a GameTree"),
+    "EFR: describe_slot out of range": (lambda: lk.efr.deviations.describe_slot(
+        KUHN, lk.efr.deviation_structure(KUHN, "cf"), 7), r"slot must be an integer in 0..1"),
+    # --- experiments
+    "tournament: an unknown variant": (lambda: efr_tournament(KUHN, ["cf", "tipz"], ["cf"], rounds=2,
+                                                              executor="serial", progress=False),
+                                       r"rows: unknown deviation type 'tipz'"),
+    "tournament: rounds 0": (lambda: efr_tournament(KUHN, ["cf"], ["cf"], rounds=0, executor="serial"),
+                             r"rounds must be a positive integer, got 0"),
+    "tournament: rounds True": (lambda: efr_tournament(KUHN, ["cf"], ["cf"], rounds=True, executor="serial"),
+                                r"rounds must be a positive integer"),
+    "tournament: an unknown regime": (lambda: efr_tournament(KUHN, ["cf"], ["cf"], regime="mixed", rounds=2),
+                                      r"regime must be one of"),
+    "tournament: rows repeated": (lambda: efr_tournament(KUHN, ["cf", "cf"], ["cf"], rounds=2, executor="serial"),
+                                  r"rows lists \['cf'\] more than once"),
+    "tournament: rows given as one string": (lambda: efr_tournament(KUHN, "cf", ["cf"], rounds=2, executor="serial"),
+                                             r"rows must be a list of variant names"),
+    "tournament: an unknown game": (lambda: efr_tournament("kuhn_pokr", ["cf"], ["cf"], rounds=2), r"kuhn_pokr"),
+    "tournament: a number as the game": (lambda: efr_tournament(3, ["cf"], ["cf"], rounds=2), r"game must be a game"),
+    "tournament: rows_per_unit 0": (lambda: efr_tournament(KUHN, ["cf"], ["cf"], rounds=2, rows_per_unit=0),
+                                    r"rows_per_unit must be None or a positive integer"),
+    "tournament: executor 'threads'": (lambda: efr_tournament(KUHN, ["cf"], ["cf"], rounds=2, executor="threads",
+                                                              progress=False), r"executor must be None, 'serial'"),
+    "tournament: executor 0 workers": (lambda: efr_tournament(KUHN, ["cf"], ["cf"], rounds=2, executor=0,
+                                                              progress=False), r"number of workers must be at least 1"),
+    "tournament: fixed point 'svd'": (lambda: efr_tournament(KUHN, ["cf"], ["cf"], rounds=2, fixed_point="svd"),
+                                      r"fixed_point must be one of"),
+    "tournament: a learner that is not callable": (lambda: efr_tournament(KUHN, ["cf"], ["cf"], rounds=2, learner=3),
+                                                   r"learner must be a callable"),
+    "seat_values of a NaN profile": (lambda: lk.experiments.seat_values(KUHN, nan_policy(KUHN), uniform(KUHN)),
+                                     r"policy: invalid policy"),
+    "seat_values of a policy of another game":
+        (lambda: lk.experiments.seat_values(ASCENDING, lk.uniform_policy(DESCENDING), uniform(ASCENDING)),
+         r"belongs to"),
+    "TournamentResult: a NaN value": (lambda: tiny_result(per_round={**TINY_RESULT["per_round"],
+                                                                      "cf": {"cf": [np.nan, 0.0], "bhv": [0.0, 0.0]}}),
+                                      r"per_round\['cf'\]\['cf'\] holds a value that is not finite"),
+    "TournamentResult: a missing entry": (lambda: tiny_result(per_round={"cf": {"cf": [0.0, 0.0]}}),
+                                          r"per_round has no entry for \(row, column\)"),
+    "TournamentResult: values of another length": (lambda: tiny_result(rounds=3), r"has shape \(2,\), expected \(3,\)"),
+    "TournamentResult: an unknown regime": (lambda: tiny_result(regime="mixed"), r"regime must be 'fixed' or"),
+    "TournamentResult: rounds 0": (lambda: tiny_result(rounds=0), r"rounds must be a positive integer"),
+    "TournamentResult: repeated rows": (lambda: tiny_result(rows=["cf", "cf"]), r"rows must be a non-empty list of distinct"),
+    "TournamentResult: unknown units": (lambda: tiny_result().table(units="bb"), r"unknown units 'bb'"),
+    "TournamentResult: subset of an unknown row": (lambda: tiny_result().subset(rows=["tips"]), r"cannot take rows"),
+    "load_cached: an unknown result": (lambda: lk.experiments.load_cached("leduc_mixed"),
+                                       r"no cached result 'leduc_mixed'.*available"),
+    "claims: rank of a missing row": (lambda: experiment_claims.rank_of(tiny_result(), "tips"),
+                                      r"'tips' is not a row of this result"),
+    "claims: a dict instead of a result": (lambda: experiment_claims.best_variant({"cf": 1.0}),
+                                           r"result must be a labkit.experiments.TournamentResult"),
+    "claims: early rounds out of range": (lambda: experiment_claims.early_and_late(tiny_result(), early=[5]),
+                                          r"early must be a non-empty sequence of rounds in 0..1"),
+    "claims: late_rounds 0": (lambda: experiment_claims.early_and_late(tiny_result(), early=[0], late_rounds=0),
+                              r"late_rounds must be a positive integer"),
+    "estimate: a variant without a cost": (lambda: predict_seconds(Costs({"cf": 0.1}, {"cf": 0.1}, 0.1), ["cf", "bhv"],
+                                                                   ["cf"], "fixed", 10), r"no measured cost.*bhv"),
+    "estimate: workers 0": (lambda: predict_seconds(Costs({"cf": 0.1}, {"cf": 0.1}, 0.1), ["cf"], ["cf"], "fixed", 10,
+                                                    workers=0), r"workers must be a positive integer"),
+    "estimate: regime 'mixed'": (lambda: predict_seconds(Costs({"cf": 0.1}, {"cf": 0.1}, 0.1), ["cf"], ["cf"], "mixed",
+                                                         10), r"regime must be 'fixed' or 'simultaneous'"),
+    "run_units: weights of another length": (lambda: lk.experiments.executors.run_units(abs, [1, 2], "serial", False,
+                                                                                      weights=[1]),
+                                             r"weights must hold one number per unit"),
+    "paper game stem of regime 'mixed'": (lambda: lk.experiments.paper_game("leduc").stem("mixed"),
+                                          r"regime must be 'fixed' or"),
+    # --- plots, widgets, stored data
+    "plot: an unknown method's colour": (lambda: lk.plot.method_color("SARSA"), r"no colour for method 'SARSA'"),
+    "plot: simplex of NaN": (lambda: lk.plot.simplex_xy([np.nan, 0.5, 0.5]), r"finite probabilities"),
+    "plot: simplex of 4 actions": (lambda: lk.plot.simplex_xy([0.25] * 4), r"last axis 3"),
+    "plot: simplex grid 0": (lambda: lk.plot.simplex_grid(0), r"resolution must be a positive integer"),
+    "plot: policy bars of NaN": (lambda: lk.plot.policy_bars(None, [[np.nan, 1.0]], ["J|"], ["pass", "bet"]),
+                                 r"every row of probs must be a probability distribution"),
+    "widgets: slider labels of the wrong number": (lambda: lk.widgets.slider_stack([b"a", b"b"], labels=["one"]),
+                                                   r"2 frames need 2 labels"),
+    "widgets: play interval 0": (lambda: lk.widgets.play_stack([b"a"], interval=0), r"interval is in milliseconds"),
+    "widgets: no frames": (lambda: lk.widgets.image_stack([]), r"at least one frame"),
+    "data: an unknown folder": (lambda: lk.data.path("results", "x.csv"), r"first part must be one of"),
+    "data: a missing file": (lambda: lk.data.read_csv("deep", "team.csv"), r"labkit.data has no deep/team.csv"),
+})
+
+if importlib.util.find_spec("jax") is not None:
+    from labkit import deep
+    from labkit.deep import teams as team_games
+
+    CASES.update({
+        "deep: DeepCFR seed -1": (lambda: deep.DeepCFR(KUHN, seed=-1), r"seed must be an integer >= 0, got -1"),
+        "deep: DeepCFR config of NFSP": (lambda: deep.DeepCFR(KUHN, deep.NFSPConfig()), r"config must be a DeepCFRConfig"),
+        "deep: DeepCFR learning rate NaN": (lambda: deep.DeepCFRConfig(learning_rate=float("nan")),
+                                            r"learning_rate must be a finite positive number"),
+        "deep: DeepCFR hidden 64": (lambda: deep.DeepCFRConfig(hidden=64), r"hidden must be a sequence of positive"),
+        "deep: DeepCFR traversals 0": (lambda: deep.DeepCFRConfig(traversals=0), r"traversals must be a positive integer"),
+        "deep: DeepCFR approximator 'tree'": (lambda: deep.DeepCFR(KUHN, approximator="tree"), r"approximator must be"),
+        "deep: DeepCFR encoding 'bits'": (lambda: deep.DeepCFRConfig(encoding="bits"), r"encoding must be one of"),
+        "deep: NFSP anticipatory NaN": (lambda: deep.NFSPConfig(anticipatory=float("nan")), r"anticipatory must be in"),
+        "deep: NFSP optimizer 'rmsprop'": (lambda: deep.NFSPConfig(optimizer="rmsprop"), r"optimizer must be one of"),
+        "deep: NFSP hidden with a zero": (lambda: deep.NFSPConfig(hidden=(64, 0)), r"hidden must be a sequence"),
+        "deep: neural MMD alpha -1": (lambda: deep.NeuralMMDConfig(alpha=-1.0), r"alpha must be a finite number >= 0"),
+        "deep: neural MMD stepsize inf": (lambda: deep.NeuralMMDConfig(stepsize=float("inf")),
+                                          r"stepsize must be a finite positive number"),
+        "deep: sampled action values of 0 hands": (lambda: deep.NeuralMMD(KUHN, seed=0).sampled_action_values(0),
+                                                   r"episodes must be a positive integer"),
+        "deep: policy from NaN outputs": (lambda: deep.policy_from_outputs(KUHN, np.full((12, 2), np.nan)),
+                                          r"network outputs must be finite"),
+        "deep: policy from outputs of the wrong shape": (lambda: deep.policy_from_outputs(KUHN, np.zeros((12, 3))),
+                                                         r"outputs have shape \(12, 3\)"),
+        "deep: network outputs of the wrong shape": (lambda: deep.networks.network_outputs(KUHN, lambda x: np.zeros((1, 2))),
+                                                     r"a network returned shape"),
+        "deep: MLP with a width 'wide'": (lambda: deep.MLP(7, ["wide"], 2), r"layer sizes must be positive integers"),
+        "deep: features of an unknown encoding": (lambda: deep.infoset_features(KUHN, "bits"), r"encoding must be one of"),
+        "deep: team game 'chess'": (lambda: deep.IndependentQ("chess"), r"unknown team game 'chess'"),
+        "deep: team config epsilon 2": (lambda: deep.TeamConfig(epsilon_start=2.0), r"epsilon_start and epsilon_end"),
+        "deep: team config learning rate 0": (lambda: deep.TeamConfig(learning_rate=0.0), r"learning_rate must be"),
+        "deep: team run(0)": (lambda: deep.VDN("climbing game").run(0), r"iterations must be a positive integer"),
+        "deep: team run eval_every -1": (lambda: deep.VDN("climbing game").run(2, eval_every=-1), r"eval_every must be"),
+        "deep: joint values of state 9": (lambda: deep.VDN("climbing game").joint_values(9), r"state must be an integer"),
+        "deep: team value of negative probabilities":
+            (lambda: team_games.team_value(team_games.climbing_team_game(), [[[1.5, -0.5, 0.0]], [[1.0, 0.0, 0.0]]]),
+             r"agent 1's policy must hold probabilities"),
+        "deep: team value of action 5": (lambda: team_games.team_value(team_games.climbing_team_game(), [[5], [0]]),
+                                         r"agent 1's actions must be integers in 0..2"),
+        "deep: team value of one policy": (lambda: team_games.team_value(team_games.climbing_team_game(), [[0]]),
+                                           r"policies must hold two policies"),
+        "deep: play 0 episodes": (lambda: team_games.play(team_games.climbing_team_game(), [[0], [0]], 0,
+                                                          np.random.default_rng(0)), r"episodes must be a positive"),
+    })
+
 
 def outcome(call, pattern):
     """"clear", "unclear" or "silent", and what happened."""
     try:
         call()
-    except (ValueError, TypeError, KeyError) as err:
+    except (ValueError, TypeError, KeyError, FileNotFoundError) as err:
         return ("clear" if re.search(pattern, str(err)) else "unclear"), f"{type(err).__name__}: {err}"
     except Exception as err:                       # an IndexError, a failure deep inside numpy or scipy
         return "unclear", f"{type(err).__name__}: {err}"
