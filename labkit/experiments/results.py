@@ -332,10 +332,10 @@ class TournamentResult:
         ...                            "bhv": {"cf": [0.1, 0.3], "bhv": [0.0, 0.0]}})
         >>> print(result.table(units="win%"))
         kuhn_poker, fixed regime, mean over rounds 0..1, win %
-        row \\ column      CF     BHV     avg
-        CF             50.00   40.00   45.00
-        BHV            60.00   50.00   55.00
-        avg            55.00   45.00   50.00
+        row \\ column     CF    BHV    avg
+        CF            50.00  40.00  45.00
+        BHV           60.00  50.00  55.00
+        avg           55.00  45.00  50.00
         """
         units = units or self.units
         digits = DEFAULT_DIGITS.get(units, 4) if digits is None else digits
