@@ -636,7 +636,7 @@ class CFR(Solver):
             self._mode = ((_ALTERNATING if self.alternating_updates else 0)
                           | (_RM_PLUS if self.regret_matching_plus else 0))
             # compiled (or loaded from numba's cache) at the first call, which says so if it compiles
-            self._kernel = kernels.load("labkit._cfr_kernels").iterations
+            kernels.bind(self, "_kernel", kernels.load("labkit._cfr_kernels").iterations)
             self._plan = self.tree._kernel_plan_for(range(self.game.num_players) if self.alternating_updates
                                                     else (self.game.num_players,)) + (self._work,)
 
