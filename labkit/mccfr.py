@@ -296,12 +296,22 @@ class MCCFR(Solver):
             self._draw = _uniform_stream(self.rng).__next__
 
     @property
-    def exploration(self):
-        """Outcome sampling's weight of the uniform policy in the update player's sampling policy."""
+    def exploration(self) -> float:
+        """Outcome sampling's weight of the uniform policy in the update player's sampling policy.
+
+        Setting it takes effect from the next iteration.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MCCFR("kuhn_poker", sampling="outcome", seed=0)
+        >>> solver.exploration
+        0.6
+        """
         return self._exploration
 
     @exploration.setter
-    def exploration(self, value):
+    def exploration(self, value: float) -> None:
         self._exploration = float(value)
         if "_memory" in self.__dict__:
             self._memory[5 * int(self._arrays.off[-1])] = self._exploration

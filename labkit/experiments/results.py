@@ -481,7 +481,7 @@ class TournamentResult:
             if expected and _sha256(array) != expected:
                 raise ValueError(f"{path}: the per-round values do not match the SHA-256 the JSON "
                                  f"records; regenerate the run")
-            per_round = {r: dict(zip(data["columns"], array[i])) for i, r in enumerate(data["rows"])}
+            per_round = {r: dict(zip(data["columns"], array[i], strict=True)) for i, r in enumerate(data["rows"])}
         return cls(data["game"], data["regime"], data["rounds"], data["rows"], data["columns"],
                    per_round, data.get("metadata", {}))
 
@@ -535,9 +535,28 @@ def _sha256(array):
     return hashlib.sha256(np.ascontiguousarray(array, dtype="<f8").tobytes()).hexdigest()
 
 
-def write_rounds(path, array):
+def write_rounds(path: str | Path, array: np.ndarray) -> None:
     """Write a (rows, columns, rounds) array as ``path`` (.npz, deflated), byte for byte the same
-    for the same values (no timestamps), so that regenerating a run changes no file needlessly."""
+    for the same values (no timestamps), so that regenerating a run changes no file needlessly.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npz`` file to write.
+    array : numpy.ndarray, shape (rows, columns, rounds)
+        Stored as little-endian float64.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import numpy as np
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rounds.npz"
+    >>> write_rounds(path, np.arange(8.0).reshape(2, 2, 2))
+    >>> first = path.read_bytes()
+    >>> write_rounds(path, np.arange(8.0).reshape(2, 2, 2))
+    >>> path.read_bytes() == first
+    True
+    """
     import io
     import zipfile
     buffer = io.BytesIO()
@@ -548,8 +567,31 @@ def write_rounds(path, array):
         archive.writestr(info, buffer.getvalue(), compresslevel=9)
 
 
-def read_rounds(path):
-    """The (rows, columns, rounds) array of a ``.npz`` file written by `write_rounds`."""
+def read_rounds(path: str | Path) -> np.ndarray:
+    """The (rows, columns, rounds) array of a ``.npz`` file written by `write_rounds`.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    numpy.ndarray, shape (rows, columns, rounds), float64
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file is missing, saying how to install the per-round values.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import numpy as np
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rounds.npz"
+    >>> write_rounds(path, np.arange(8.0).reshape(2, 2, 2))
+    >>> read_rounds(path)[1, 0]
+    array([4., 5.])
+    """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(
