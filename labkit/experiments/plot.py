@@ -195,6 +195,94 @@ def curves(result, axes=None, kind="running", units=None, title=None, legend=Tru
     return axes
 
 
+# the paper's axis labels (Figures E.1-E.4): running means are "avg." values
+AXIS_LABELS = {"mbb": "payoff (mbb)", "win%": "win %", "chips": "payoff (chips)", "raw": "payoff"}
+FIGURE_FONT_SIZE = 7.5     # points: 10 px at the column's width, like the heatmaps
+
+
+def panel_columns(rows):
+    """The paper's panels for `rows` with the column each takes in Figures E.1-E.4: a list of
+    (column, variants), column k being the k-th of `PANELS` (tiny Hanabi's three learners sit
+    in the first column, as in the paper)."""
+    placed = []
+    for panel in panels_for(rows):
+        column = next((k for k, full in enumerate(PANELS) if set(panel) <= set(full)), 0)
+        placed.append((column, panel))
+    return placed
+
+
+def appendix_figure(results, titles, kind="running", figure=None, row_height=1.45, width=7.4):
+    """The layout of the paper's Figures E.1-E.4: one row per game, three columns of panels
+    (`PANELS`: action and counterfactual learners; partial sequence learners with BHV; internal
+    against EX+IN), each variant's payoff averaged over all its partners, every round t = 0..T-1.
+
+    Parameters
+    ----------
+    results : list of TournamentResult
+        One per game, all of one regime, in the order of the rows.
+    titles : list of str
+        The games' names, written beside their rows ("Leduc hold'em (N = 2)").
+    kind : "running" (Figures E.1 and E.3: running mean over rounds 0..t) or "instantaneous"
+        (E.2 and E.4: the payoff of round t).
+    figure : matplotlib Figure, optional
+        Drawn into if given (sized ``width`` x rows x `row_height` inches otherwise).
+
+    Returns
+    -------
+    The figure. Each column has one legend, above it, in the paper's order; each row shares one
+    y scale, chosen to show the curves after the first rounds' swing (`_robust_limits`: the
+    first rounds may leave the frame).
+    """
+    from matplotlib.figure import Figure
+
+    if kind not in CURVE_KINDS:
+        raise ValueError(f"kind must be one of {CURVE_KINDS}, got {kind!r}")
+    if len(results) != len(titles):
+        raise ValueError(f"{len(results)} results but {len(titles)} titles")
+    if figure is None:
+        figure = Figure(figsize=(width, row_height * len(results) + 0.9), dpi=100, layout="constrained")
+    axes = figure.subplots(len(results), len(PANELS), sharex=True, squeeze=False)
+    handles = [{} for _ in PANELS]            # column -> variant -> line, for the legends
+    font = FIGURE_FONT_SIZE
+    for row, result, title in zip(axes, results, titles):
+        values = dict(zip(result.rows, partner_average(result, running=kind == "running")))
+        placed = panel_columns(result.rows)
+        t = np.arange(result.rounds)
+        for column, panel in placed:
+            ax = row[column]
+            for name in panel:
+                color, style = VARIANT_STYLES.get(name, ("0.3", "-"))
+                line, = ax.plot(t, values[name], linestyle=style, color=color,
+                                linewidth=1.1 if kind == "running" else 0.7, label=_label(name))
+                handles[column].setdefault(name, line)
+        low, high = _robust_limits(np.array([values[n] for _, panel in placed for n in panel]), kind)
+        used = {column for column, _ in placed}
+        for column, ax in enumerate(row):
+            if column not in used:
+                ax.set_axis_off()
+                continue
+            ax.set_ylim(low, high)
+            ax.grid(alpha=0.25, linewidth=0.5)
+            ax.tick_params(labelsize=font)
+            ax.yaxis.get_offset_text().set_fontsize(font)
+        label = ("avg. " if kind == "running" else "") + AXIS_LABELS.get(result.units, "payoff")
+        row[0].set_ylabel(f"{title}\n{label}", fontsize=font)
+    for column in axes.T:                      # the lowest panel drawn in each column
+        shown = [ax for ax in column if ax.axison]
+        if shown:
+            shown[-1].set_xlabel("round t", fontsize=font)
+            shown[-1].tick_params(labelbottom=True)
+    for column, ax in enumerate(axes[0]):
+        # the panel's own order; a variant outside the paper's panels after it
+        order = [n for n in PANELS[column] if n in handles[column]]
+        order += [n for n in handles[column] if n not in order]
+        if order:
+            ax.legend([handles[column][n] for n in order], [_label(n) for n in order], loc="lower center",
+                      bbox_to_anchor=(0.5, 1.02), ncol=2, fontsize=font, frameon=False, handlelength=2.2,
+                      columnspacing=1.0)
+    return figure
+
+
 def _robust_limits(values, kind):
     """y limits that show the learning curves rather than the first rounds' transient: the range
     after the first 4 % of the rounds (running means), or the 1st-99th percentiles (per round)."""
