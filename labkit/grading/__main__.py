@@ -1,11 +1,16 @@
 """Command line: ``labkit-grade PATH... [--csv FILE] [--jsonl FILE] [--feedback DIR] [--json] [--timeout S]
 [--budget S] [--memory MIB] [--processes N] [--workers N] [--exercise 27.K] [--instructor DIR]
-[--no-sandbox]``.
+[--no-sandbox] [--roster FILE] [--lms canvas|moodle] [--gradebook FORMAT FILE] [--review DIR]
+[--manual FILE]``, and two subcommands: ``labkit-grade merge GRADES.csv manual.csv``
+(`labkit.grading.manual`) and ``labkit-grade gradescope EXERCISE OUT.zip``
+(`labkit.grading.gradescope`).
 
 Grades every .ipynb given or found under the given folders, each in its own sandbox, and prints a
-score table (or JSON). Rows are written to the CSV and JSON-lines files as each notebook is done.
-The exit status is 0 when every notebook could be graded, 1 when one could not (a malformed
-notebook, a notebook of another exercise), 2 on a usage error or when no sandbox is available.
+score table (or JSON). Rows are written to the CSV and JSON-lines files as each notebook is done,
+and one line per notebook goes to standard error as it finishes (`labkit.grading.course`). The
+exit status is 0 when every notebook was graded or reported as not gradable (a malformed notebook,
+a notebook of another exercise: its row says why), 1 when the grader itself failed on a notebook,
+2 on a usage error or when no sandbox is available.
 """
 from __future__ import annotations
 
@@ -50,6 +55,8 @@ def _parser():
                    help="run student code without the bubblewrap sandbox (trusted notebooks only)")
     p.add_argument("--export-nbgrader", metavar="DIR",
                    help="write the exercises as an nbgrader source folder into DIR and exit")
+    from labkit.grading import course
+    course.add_arguments(p)
     p.add_argument("--version", action="version", version=_version())
     return p
 
@@ -77,7 +84,8 @@ def _usage_error(args):
             return f"--{option}: the folder {folder} does not exist"
     if args.feedback is not None and os.path.exists(args.feedback) and not os.path.isdir(args.feedback):
         return f"--feedback {args.feedback} is a file; give a folder (it is created if missing)"
-    return None
+    from labkit.grading import course
+    return course.usage_error(args)
 
 
 def confinement_note(memory_mib):
@@ -92,7 +100,16 @@ def confinement_note(memory_mib):
             f"({memory_mib} MiB of address space each), not per notebook, and the process count per user")
 
 
+SUBCOMMANDS = {"merge": ("labkit.grading.manual", "merge_main"),
+               "gradescope": ("labkit.grading.gradescope", "main")}
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SUBCOMMANDS and not os.path.exists(argv[0]):     # a folder named merge: ./merge
+        import importlib
+        module, function = SUBCOMMANDS[argv[0]]
+        return getattr(importlib.import_module(module), function)(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     from labkit.grading.material import MaterialError, load
@@ -142,31 +159,38 @@ def main(argv=None):
 
 
 def _grade(args, mat):
-    from labkit.grading import report
+    from labkit.grading import course, manual, report
     from labkit.grading.grader import grade_paths
     from labkit.grading.sandbox import MIB, Limits
     limits = Limits(memory=args.memory * MIB, processes=args.processes)
     logs = []
+    try:
+        run = course.Course(args, mat)
+    except ValueError as exc:               # a class list or manual.csv that cannot be used
+        print(f"labkit-grade: {exc}", file=sys.stderr)
+        return 2
 
     def on_start(intakes):
+        run.on_start(intakes)
         numbers = [args.exercise] if args.exercise else sorted({i.exercise for i in intakes if i.exercise},
                                                                key=list(mat.EXERCISES).index)
         parts = report.part_columns(exercises=[mat.EXERCISES[n] for n in numbers])
         if args.csv:
-            logs.append(report.CsvLog(args.csv, parts))
+            logs.append(report.CsvLog(args.csv, parts, manual.written_columns(mat.EXERCISES[n] for n in numbers)))
         if args.jsonl:
             logs.append(report.JsonLinesLog(args.jsonl))
         if args.feedback:
             logs.append(report.FeedbackWriter(args.feedback))
 
     def on_result(result):
+        run.on_result(result)
         for log in logs:
             log.add(result)
 
     executor = "serial" if args.workers == 1 else args.workers
     try:
         results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor,
-                              progress=sys.stderr.isatty(), instructor=args.instructor,
+                              progress=False, instructor=args.instructor,
                               sandbox=not args.no_sandbox, budget=args.budget, limits=limits, on_start=on_start,
                               on_result=on_result)
     finally:
@@ -176,9 +200,14 @@ def _grade(args, mat):
         print(json.dumps(report.json_ready(results), indent=2))
     else:
         print(report.format_table(results), end="")
+    try:
+        run.finish(results)
+    except (ValueError, OSError) as exc:          # a gradebook that cannot be written as asked
+        print(f"labkit-grade: {exc}", file=sys.stderr)
+        return 2
     if args.no_sandbox:
         print(NO_SANDBOX_WARNING, file=sys.stderr)
-    return 1 if any(not report.counts(r) for r in results) else 0
+    return 1 if any(r.get("grader_failed") for r in results) else 0
 
 
 if __name__ == "__main__":

@@ -29,9 +29,12 @@ import secrets
 import time
 from pathlib import Path
 
+from labkit.grading import lms
 from labkit.grading import material as _material
 from labkit.grading.checking import PartResult
+from labkit.grading.feedback import code_by_part
 from labkit.grading.intake import Intake, find_notebooks, flag_duplicates, take_in
+from labkit.grading.manual import written_entries
 from labkit.grading.notebooks import Submission, graded_cells
 from labkit.grading.reporter import verify_record
 from labkit.grading.report import format_table, json_ready, write_csv  # noqa: F401  (public names)
@@ -50,13 +53,14 @@ NOT_GRADABLE, GRADED, FLAGGED = "not gradable", "graded", "flagged"
 TAMPERED = object()
 
 
-def _student_name(path, root):
-    """The first folder below the folder given on the command line, else the file's stem."""
+def _student_name(path, root, exercises=None):
+    """The first folder below the folder given on the command line, else the file's stem; folders
+    that name an exercise (one assignment's download each, `labkit.grading.lms`) are skipped."""
     path, root = Path(path), Path(root) if root else None
     if root is not None and root.is_dir():
-        rel = path.relative_to(root)
-        if len(rel.parts) > 1:
-            return rel.parts[0]
+        folders = lms.student_folders(root, path.relative_to(root).parts, exercises or {})
+        if folders:
+            return folders[0]
     return path.stem
 
 
@@ -67,7 +71,8 @@ def _blank_result(intake, mat):
     return {"student": intake.student, "student_id": intake.student, "path": intake.path,
             "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None, "score": None,
             "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else None,
-            "parts": [], "written": [], "error": None, "flags": list(intake.flags), "seconds": 0.0}
+            "parts": [], "written": written_entries(ex, {}) if ex else [], "error": None,
+            "flags": list(intake.flags), "seconds": 0.0}
 
 
 def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, instructor=None, sandbox=True,
@@ -95,10 +100,13 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
     -------
     dict
         ``{"student", "student_id", "path", "exercise", "status", "reason", "score", "max_score",
-        "parts": [...], "written": [...], "error", "flags", "seconds"}``. ``status`` is
+        "parts": [...], "written": [...], "code", "error", "flags", "seconds"}``. ``status`` is
         "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then ``error`` says
         why, for the student, ``score`` is None and ``max_score`` the exercise's maximum, or
-        None when the notebook does not say which exercise it is).
+        None when the notebook does not say which exercise it is). ``written`` lists the
+        hand-graded parts (``part``, ``answered``, ``max_points``, ``text``; see
+        `labkit.grading.manual`), ``code`` the student's answer cells per part; a result with
+        ``"grader_failed": True`` failed because of the grader, not of the notebook.
     """
     mat = _material.load(instructor)
     path = Path(path)
@@ -119,15 +127,15 @@ def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFA
         parts, notes = _run_and_grade(ex, submission, timeout, mat, sandbox, budget, limits)
     except Exception as exc:       # the sandbox would not start, say: report it, grade the others
         result["error"] = result["reason"] = f"the grader could not run this notebook ({type(exc).__name__}: {exc})"
+        result["grader_failed"] = True
         result["seconds"] = round(time.monotonic() - start, 2)
         return result
     result["flags"] += notes
     result["parts"] = [p.as_dict() for p in parts]
     result["score"] = sum(p.points for p in parts)
     result["max_score"] = sum(p.max_points for p in parts)
-    result["written"] = [{"part": slot, "answered": bool(submission.written.get(slot, "").strip())
-                          and submission.written.get(slot, "").strip() != "*Write your answer here.*"}
-                         for slot in ex.written_slots]
+    result["written"] = written_entries(ex, submission.written)      # text, answered, max_points
+    result["code"] = code_by_part(ex, submission.answers)             # for the feedback file
     result["status"] = FLAGGED if result["flags"] else GRADED
     result["reason"] = "; ".join(result["flags"]) or None
     result["seconds"] = round(time.monotonic() - start, 2)
@@ -321,7 +329,7 @@ def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal, unexplain
 
 def take_in_all(paths, mat, exercise=None):
     """Read every notebook under `paths` (`labkit.grading.intake`) and flag copies."""
-    intakes = [take_in(p, _student_name(p, root), mat.EXERCISES, expected=exercise)
+    intakes = [take_in(p, _student_name(p, root, mat.EXERCISES), mat.EXERCISES, expected=exercise)
                for p, root in find_notebooks(paths)]
     flag_duplicates(intakes)
     # a file that could not be read belongs to the class's exercise when the class has one, so
@@ -401,6 +409,7 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
                 except Exception as exc:       # a worker that died: that row's message, not the run's end
                     result = _blank_result(intakes[k], mat)
                     result["error"] = result["reason"] = f"the grader's worker failed on this notebook ({exc})"
+                    result["grader_failed"] = True
                 done(k, result)
     finally:
         if bar is not None:

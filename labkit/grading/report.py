@@ -8,7 +8,9 @@ spreadsheet would read as a formula (``= + - @``) with a quote.
 
 The CSV has one row per student: ``student_id`` (the file's stem, or the student's folder),
 ``student``, ``path``, ``exercise``, ``status`` (graded / flagged / not gradable), ``reason``,
-``score`` (the total), ``max_score`` (the maximum), then one column per part. A notebook that
+``score`` (the points the grader checked), ``max_score`` (their maximum), one column per part, one
+per hand-graded (written) part, and the totals with the written parts (`labkit.grading.manual`:
+``written_score``, ``written_max``, ``manual_pending``, ``total``, ``total_max``, ``percent``). A notebook that
 could not be graded has an empty score and empty parts, never 0 (its result has ``"score":
 None``, ``null`` in JSON, and the exercise's ``max_score`` when that is known). `CsvLog` and `JsonLinesLog`
 append one row per result as results arrive, so a crash of the grader loses nothing graded.
@@ -16,7 +18,6 @@ append one row per result as results arrive, so a crash of the grader loses noth
 from __future__ import annotations
 
 import csv
-import html
 import json
 import re
 import unicodedata
@@ -74,7 +75,8 @@ def format_table(results):
             for hint in p["hints"]:
                 lines.append(f"      {clean(hint)}")
         for w in r["written"]:
-            lines.append(f"  {w['part']:<18} {'answered' if w['answered'] else 'blank':<12} (graded by hand)")
+            mark = f"{w['points']:g}/{w['max_points']:g}" if "points" in w else f"-/{w.get('max_points', 1):g}"
+            lines.append(f"  {w['part']:<18} {'answered' if w['answered'] else 'blank':<12} {mark} (graded by hand)")
         for flag in r.get("flags", []):
             lines.append(f"  flagged: {clean(flag)}")
         lines.append(f"  total  {_points(r['score'])}/{_points(r['max_score'])}")
@@ -117,24 +119,31 @@ def csv_row(result, parts):
 
 def write_csv(results, path, exercises=None):
     """One row per submission (see the module's docstring), written at once."""
-    log = CsvLog(path, part_columns(results, exercises))
+    from labkit.grading import manual
+    written = manual.written_columns(exercises or [])
+    written += [w["part"] for r in results for w in r.get("written", []) if w["part"] not in written]
+    log = CsvLog(path, part_columns(results, exercises), list(dict.fromkeys(written)))
     for r in results:
         log.add(r)
     log.close()
 
 
 class CsvLog:
-    """A CSV file written row by row as results arrive (flushed after each row)."""
+    """A CSV file written row by row as results arrive (flushed after each row). ``written``
+    names the hand-graded parts' columns, which come after the parts with the totals
+    (`labkit.grading.manual.TOTAL_COLUMNS`)."""
 
-    def __init__(self, path, parts):
-        self.parts = list(parts)
+    def __init__(self, path, parts, written=()):
+        from labkit.grading import manual
+        self.parts, self.written = list(parts), list(written)
         self._file = open(path, "w", newline="", encoding="utf-8")
         self._writer = csv.writer(self._file)
-        self._writer.writerow(CSV_HEAD + self.parts)
+        self._writer.writerow(CSV_HEAD + self.parts + manual.csv_columns(self.written))
         self._file.flush()
 
     def add(self, result):
-        self._writer.writerow(csv_row(result, self.parts))
+        from labkit.grading import manual
+        self._writer.writerow(csv_row(result, self.parts) + [csv_cell(c) for c in manual.csv_cells(result, self.written)])
         self._file.flush()
 
     def close(self):
@@ -162,61 +171,16 @@ def json_ready(results):
 
 # -------------------------------------------------------------------- feedback per student
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|!])")
-
-
-def _md(text):
-    return _MD_SPECIAL.sub(r"\\\1", clean(text))
-
-
 def feedback_markdown(result):
-    """The feedback a student reads: each part, its points, the hints, what went wrong."""
-    lines = [f"# Feedback: {_md(result['student'])}", ""]
-    if not counts(result):
-        lines += [f"Exercise {_md(result.get('exercise') or '?')}: **not graded**.", "",
-                  f"Why: {_md(result.get('error') or result.get('reason'))}", "",
-                  "Fix the notebook and submit it again; nothing was scored.", ""]
-        return "\n".join(lines)
-    lines += [f"Exercise {result['exercise']}: **{_points(result['score'])} / {_points(result['max_score'])}** "
-              "points (the written parts are graded by hand).", "",
-              "| part | result | points |", "|---|---|---|"]
-    for p in result["parts"]:
-        lines.append(f"| {p['part']} | {p['verdict']} | {_points(p['points'])} / {_points(p['max_points'])} |")
-    lines.append("")
-    for p in result["parts"]:
-        if p["hints"]:
-            lines.append(f"**{p['part']}**")
-            lines += [f"- {_md(h)}" for h in p["hints"]]
-            lines.append("")
-    for w in result["written"]:
-        lines.append(f"- {w['part']}: {'answered' if w['answered'] else 'left blank'} (graded by hand)")
-    for flag in result.get("flags", []):
-        lines.append(f"- Note: {_md(flag)}")
-    return "\n".join(lines).rstrip() + "\n"
+    """The feedback a student reads, in Markdown (`labkit.grading.feedback`)."""
+    from labkit.grading import feedback
+    return feedback.feedback_markdown(result)
 
 
 def feedback_html(result):
-    esc = lambda t: html.escape(clean(t))           # noqa: E731
-    head = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>Feedback: {esc(result['student'])}</title></head><body>\n"
-            f"<h1>Feedback: {esc(result['student'])}</h1>\n")
-    if not counts(result):
-        body = (f"<p>Exercise {esc(result.get('exercise') or '?')}: <strong>not graded</strong>.</p>\n"
-                f"<p>Why: {esc(result.get('error') or result.get('reason'))}</p>\n"
-                "<p>Fix the notebook and submit it again; nothing was scored.</p>\n")
-        return head + body + "</body></html>\n"
-    rows = "".join(f"<tr><td>{esc(p['part'])}</td><td>{esc(p['verdict'])}</td>"
-                   f"<td>{_points(p['points'])} / {_points(p['max_points'])}</td></tr>\n" for p in result["parts"])
-    hints = "".join(f"<h2>{esc(p['part'])}</h2>\n<ul>" + "".join(f"<li>{esc(h)}</li>" for h in p["hints"])
-                    + "</ul>\n" for p in result["parts"] if p["hints"])
-    written = "".join(f"<li>{esc(w['part'])}: {'answered' if w['answered'] else 'left blank'} (graded by hand)</li>"
-                      for w in result["written"])
-    flags = "".join(f"<li>Note: {esc(f)}</li>" for f in result.get("flags", []))
-    body = (f"<p>Exercise {esc(result['exercise'])}: <strong>{_points(result['score'])} / "
-            f"{_points(result['max_score'])}</strong> points (the written parts are graded by hand).</p>\n"
-            f"<table><thead><tr><th>part</th><th>result</th><th>points</th></tr></thead><tbody>\n{rows}"
-            f"</tbody></table>\n{hints}<ul>{written}{flags}</ul>\n")
-    return head + body + "</body></html>\n"
+    """The feedback a student reads, as one styled, self-contained page (`labkit.grading.feedback`)."""
+    from labkit.grading import feedback
+    return feedback.feedback_html(result)
 
 
 class FeedbackWriter:
