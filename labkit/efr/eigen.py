@@ -105,9 +105,21 @@ def _cache_dir():
     return Path(base) / "labkit"
 
 
-def cpu_has_avx():
-    """Whether this is an x86-64 processor with AVX (read from /proc/cpuinfo or, on macOS,
-    ``sysctl``; False where neither says)."""
+def cpu_has_avx() -> bool:
+    """Whether this is an x86-64 processor with AVX vector instructions.
+
+    Read from ``/proc/cpuinfo`` (Linux) or ``sysctl machdep.cpu.features`` (macOS).
+
+    Returns
+    -------
+    bool
+        False on other processors and where neither source says.
+
+    Examples
+    --------
+    >>> isinstance(cpu_has_avx(), bool)
+    True
+    """
     import platform
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return False
@@ -125,10 +137,24 @@ def cpu_has_avx():
         return False
 
 
-def solver_flags():
-    """Extra compiler flags of the fixed-point solver (``eigen_fixed_point.cpp``): ``["-mavx"]``
-    where the processor has AVX, so that Eigen groups its sums as the authors' build did (module
-    docstring); ``$LABKIT_EIGEN_AVX=0`` asks for the baseline build instead."""
+def solver_flags() -> list[str]:
+    """The extra compiler flags of the fixed-point solver (``eigen_fixed_point.cpp``).
+
+    With AVX, Eigen works on four doubles at a time and groups the partial sums of its dot
+    products and norms as the authors' build did (module docstring); the other file of the
+    library, the round's loops, keeps the baseline flags.
+
+    Returns
+    -------
+    list of str
+        ``["-mavx"]`` where `cpu_has_avx`, else ``[]``; also ``[]`` when the environment sets
+        ``LABKIT_EIGEN_AVX=0`` (the baseline build on any processor).
+
+    Examples
+    --------
+    >>> solver_flags() in ([], ["-mavx"])
+    True
+    """
     if os.environ.get("LABKIT_EIGEN_AVX", "").strip() == "0":
         return []
     return ["-mavx"] if cpu_has_avx() else []
@@ -230,12 +256,29 @@ def kernels():
 
 @contextlib.contextmanager
 def baseline_solver():
-    """Within the block, ``fixed_point="paper"`` runs on the library built without AVX (two
-    doubles per vector, as on a processor without AVX): for showing what the vector width
-    changes. Built on first use, like the default one; the default library is back afterwards.
+    """A block in which ``fixed_point="paper"`` runs on the solver built without AVX.
 
-        with eigen.baseline_solver():
-            learner.step()
+    The baseline build works on two doubles per vector, as on a processor without AVX, and shows
+    what the vector width changes (tiny bridge's seven-action systems). It is compiled on first use
+    and cached like the default one; after the block the default library is back.
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    EigenUnavailable
+        Where the solver cannot be built (no compiler or no Eigen headers).
+
+    Examples
+    --------
+    >>> if available()[0]:
+    ...     with baseline_solver():
+    ...         print(solver_flags())
+    ... else:
+    ...     print([])
+    []
     """
     global _library, _kernels
     saved, previous = (_library, _kernels), os.environ.get("LABKIT_EIGEN_AVX")

@@ -46,6 +46,25 @@ def sibling_rank(game):
     Since an infoset's values are sums over its histories in depth-first order, that order
     decides their last bits. Only the states on the way to a chance node are rebuilt from the
     definition (29 in tiny bridge); a tree without a definition keeps the sorted order.
+
+    Parameters
+    ----------
+    game : GameTree
+        A compiled game; its ``definition`` (an OpenSpiel game or labkit's own) lists the chance
+        outcomes.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (num_histories,)
+        The rank of each history among its siblings (0 for the root).
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> deals = np.flatnonzero(kuhn.parent == 0)          # the first card, listed in order
+    >>> sibling_rank(kuhn)[deals].tolist() == kuhn.action[deals].tolist()
+    True
     """
     cache = game.__dict__.setdefault("_efr_paper_cache", {})
     if "sibling_rank" not in cache:

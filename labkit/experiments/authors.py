@@ -21,9 +21,17 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from labkit.experiments.results import TournamentResult
+
+# one run's values per (row, column) pair, rounds 0, 1, ... in order
+AuthorsTable = dict[tuple[str, str], np.ndarray]
 
 # the authors' names of the variants -> labkit's ("BR" is their best-response row)
 AUTHORS_NAMES = {"A-EFR_IN": "act_in", "CFR": "cf", "CFR_IN": "cf_in", "CFR_EX+IN": "cf_ex+in",
@@ -39,22 +47,54 @@ _ROUND = re.compile(r"^t = (\d+)$")
 _VALUE = re.compile(r"\(\s*([^,()]+?)\s*,\s*[^()]*\)")
 
 
-def _name(text, path):
+def _name(text: str, path: Path) -> str:
     try:
         return AUTHORS_NAMES[text]
     except KeyError:
         raise ValueError(f"{path}: unknown variant {text!r}; known: {', '.join(AUTHORS_NAMES)}") from None
 
 
-def read_authors_file(path):
-    """{(row, column): values of rounds 0, 1, ...} from one of the authors' ``.ssv`` files.
+def read_authors_file(path: str | Path) -> AuthorsTable:
+    """The values of one of the authors' ``.ssv`` files, by pair of variants.
 
-    Raises ValueError naming the file and line where the text is not in their format (a line
-    before the header or the first round, a row with the wrong number of pairs, a round missing
-    for some pair).
+    Parameters
+    ----------
+    path : str or Path
+        A file in their format (module docstring): a header line ``learner/env`` with the columns,
+        then per round a line ``t = <round>`` and one line per row.
+
+    Returns
+    -------
+    dict
+        ``{(row, column): array of the values of rounds 0, 1, ...}``, under labkit's variant names
+        (`AUTHORS_NAMES`; their best-response row is ``"br"``).
+
+    Raises
+    ------
+    ValueError
+        Naming the file and line where the text is not in their format: a value line before the
+        header or the first round, a row with the wrong number of pairs, an unknown variant, a
+        round missing for some pair.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> text = ("learner/env  CFR  A-EFR_IN\\n"
+    ...         "t = 0\\nCFR  (-12.3294, 467)  (-12.3294, 242)\\nA-EFR_IN  (-12.3294, 102)  (0, 105)\\n"
+    ...         "t = 1\\nCFR  (11.1822, 33)  (13.394, 59)\\nA-EFR_IN  (13.394, 43)  (15.6667, 42)\\n")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "efr.example.null.fixed.gen.ssv"
+    ...     _ = path.write_text(text)
+    ...     table = read_authors_file(path)
+    >>> sorted(table)
+    [('act_in', 'act_in'), ('act_in', 'cf'), ('cf', 'act_in'), ('cf', 'cf')]
+    >>> table["act_in", "act_in"].tolist()
+    [0.0, 15.6667]
     """
     path = Path(path)
-    columns, t, values = None, None, {}
+    columns: list[str] | None = None
+    t: int | None = None
+    values: dict[tuple[str, str], dict[int, float]] = {}
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         line = line.strip()
         if not line:
@@ -72,7 +112,7 @@ def read_authors_file(path):
         cells = [float(v) for v in _VALUE.findall(rest)]
         if len(cells) != len(columns):
             raise ValueError(f"{path}:{number}: {len(cells)} values for {len(columns)} columns")
-        for column, value in zip(columns, cells):
+        for column, value in zip(columns, cells, strict=True):
             values.setdefault((_name(row, path), column), {})[t] = value
     if not values:
         raise ValueError(f"{path}: no values found")
@@ -85,9 +125,32 @@ def read_authors_file(path):
     return table
 
 
-def authors_file_name(key, regime):
-    """The authors' file for a game of the paper and a regime, e.g. ("tiny_bridge_2p", "fixed") ->
-    "efr.tiny_bridge.null.fixed.gen.ssv"."""
+def authors_file_name(key: str, regime: str) -> str:
+    """The name of the authors' data file for a game of the paper and a regime.
+
+    Parameters
+    ----------
+    key : str
+        labkit's key of one of the paper's nine games (`labkit.experiments.PAPER_GAMES`).
+    regime : {"fixed", "simultaneous"}
+
+    Returns
+    -------
+    str
+        The file's name in the ``data/`` folder of their repository.
+
+    Raises
+    ------
+    ValueError
+        For a game that is not the paper's or an unknown regime.
+
+    Examples
+    --------
+    >>> authors_file_name("tiny_bridge_2p", "fixed")
+    'efr.tiny_bridge.null.fixed.gen.ssv'
+    >>> authors_file_name("goofspiel5_2p_descending", "simultaneous")     # their "goofspiel"
+    'efr.goofspiel.null.sim.gen.ssv'
+    """
     if key not in AUTHORS_GAMES:
         raise ValueError(f"unknown game {key!r}; the paper's are {', '.join(AUTHORS_GAMES)}")
     if regime not in ("fixed", "simultaneous"):
@@ -95,24 +158,73 @@ def authors_file_name(key, regime):
     return f"efr.{AUTHORS_GAMES[key]}.null.{'fixed' if regime == 'fixed' else 'sim'}.gen.ssv"
 
 
-def six_digits(values):
-    """The values as the authors printed them: rounded to six significant digits."""
+def six_digits(values: float | Sequence[float] | np.ndarray) -> np.ndarray:
+    """The values as the authors printed them: rounded to six significant digits (C's ``%g``).
+
+    Parameters
+    ----------
+    values : float or array_like
+
+    Returns
+    -------
+    numpy.ndarray
+        Of the same shape, each value replaced by the nearest number of six significant digits.
+
+    Examples
+    --------
+    >>> six_digits([20.18513538, 18.775076, -1.2e-17]).tolist()
+    [20.1851, 18.7751, -1.2e-17]
+    """
     return np.vectorize(lambda v: float(f"{v:.6g}"), otypes=[float])(values)
 
 
-def disagreements(result, authors, rounds=None, atol=1e-9):
-    """Where `result` (a TournamentResult in the game's own units) does not print as the authors'
-    values: {(row, column): [rounds t whose value, rounded to six significant digits, differs]},
-    over rounds 0..min(T, theirs, `rounds`) - 1 (every pair of `result` must be in `authors`).
+def disagreements(result: TournamentResult, authors: Mapping[tuple[str, str], np.ndarray],
+                  rounds: int | None = None, atol: float = 1e-9) -> dict[tuple[str, str], list[int]]:
+    """Where a run does not print as the authors' values.
 
-    Values closer than `atol` count as equal: the two programs evaluate a profile's payoff by sums
-    in different orders, so a payoff that is 0 in exact arithmetic (a zero-sum diagonal, say)
-    prints as 1e-17 in one and -5e-17 in the other.
+    A value of round t disagrees when, rounded to six significant digits, it is not the authors'
+    printed value and it is farther than `atol` from it. The tolerance is for zeros: the two
+    programs add a profile's payoff in different orders, so a payoff that is 0 in exact arithmetic
+    (a zero-sum diagonal, say) prints as 1e-17 in one and -5e-17 in the other.
+
+    Parameters
+    ----------
+    result : TournamentResult
+        A run in the game's own units (as labkit stores them).
+    authors : dict
+        ``{(row, column): per-round values}``, as `read_authors_file` returns; it must hold every
+        pair of `result`.
+    rounds : int, optional
+        Compare rounds ``0 .. rounds - 1`` only (default: all the rounds both have).
+    atol : float
+        Values this close count as equal whatever they print as.
+
+    Returns
+    -------
+    dict
+        ``{(row, column): [the rounds t that disagree]}`` for the pairs with any; empty when the
+        run prints as theirs everywhere.
+
+    Raises
+    ------
+    ValueError
+        Naming a pair of `result` that `authors` lacks.
+
+    Examples
+    --------
+    >>> from labkit.experiments import TournamentResult
+    >>> ours = {"act_in": {"act_in": np.array([0.0, 15.66672, 18.763004])}}
+    >>> run = TournamentResult("tiny_bridge_2p", "fixed", 3, ["act_in"], ["act_in"], ours)
+    >>> theirs = {("act_in", "act_in"): np.array([5.55112e-17, 15.6667, 18.7751])}
+    >>> disagreements(run, theirs)
+    {('act_in', 'act_in'): [2]}
+    >>> disagreements(run, theirs, rounds=2)
+    {}
     """
     missing = [(r, c) for r in result.rows for c in result.columns if (r, c) not in authors]
     if missing:
         raise ValueError(f"the authors' data has no {missing[0]} (and {len(missing) - 1} more pairs)")
-    found = {}
+    found: dict[tuple[str, str], list[int]] = {}
     for row in result.rows:
         for column in result.columns:
             theirs = authors[row, column]
@@ -124,8 +236,25 @@ def disagreements(result, authors, rounds=None, atol=1e-9):
     return found
 
 
-def main(argv=None):
-    """Print how many values of a cached run differ from the authors' file, and where first."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: how many values of a run differ from the authors' file, and where first.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        ``[RUN.json, AUTHORS_FILE.ssv]`` (default: the process's arguments).
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 2 with a usage line for other arguments.
+
+    Examples
+    --------
+    >>> main([])
+    usage: python -m labkit.experiments.authors RUN.json AUTHORS_FILE.ssv
+    2
+    """
     from labkit.experiments.results import TournamentResult
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2:

@@ -201,9 +201,27 @@ FIGURE_FONT_SIZE = 7.5     # points: 10 px at the column's width, like the heatm
 
 
 def panel_columns(rows):
-    """The paper's panels for `rows` with the column each takes in Figures E.1-E.4: a list of
-    (column, variants), column k being the k-th of `PANELS` (tiny Hanabi's three learners sit
-    in the first column, as in the paper)."""
+    """The paper's panels for a table's rows, each with the column it takes in Figures E.1-E.4.
+
+    Parameters
+    ----------
+    rows : list of str
+        The variants of a table (`TournamentResult.rows`).
+
+    Returns
+    -------
+    list of (int, tuple of str)
+        ``(column, variants)`` per panel of `panels_for`, column k being the k-th of `PANELS`;
+        a panel that is part of none (tiny Hanabi's three learners) sits in the first column, as
+        in the paper.
+
+    Examples
+    --------
+    >>> panel_columns(["cf", "cf_in", "cf_ex+in"])                # tiny Hanabi's rows
+    [(0, ('cf', 'cf_in', 'cf_ex+in'))]
+    >>> [column for column, _ in panel_columns(PANELS[0] + PANELS[1] + ("cfps_ex+in", "tips_ex+in"))]
+    [0, 1, 2]
+    """
     placed = []
     for panel in panels_for(rows):
         column = next((k for k, full in enumerate(PANELS) if set(panel) <= set(full)), 0)
@@ -222,16 +240,36 @@ def appendix_figure(results, titles, kind="running", figure=None, row_height=1.4
         One per game, all of one regime, in the order of the rows.
     titles : list of str
         The games' names, written beside their rows ("Leduc hold'em (N = 2)").
-    kind : "running" (Figures E.1 and E.3: running mean over rounds 0..t) or "instantaneous"
-        (E.2 and E.4: the payoff of round t).
+    kind : {"running", "instantaneous"}
+        The running mean over rounds 0..t (Figures E.1 and E.3) or the payoff of round t (E.2
+        and E.4).
     figure : matplotlib Figure, optional
-        Drawn into if given (sized ``width`` x rows x `row_height` inches otherwise).
+        Drawn into if given.
+    row_height, width : float
+        The new figure's size in inches: `width` by `row_height` per game plus room for the
+        legends.
 
     Returns
     -------
-    The figure. Each column has one legend, above it, in the paper's order; each row shares one
-    y scale, chosen to show the curves after the first rounds' swing (`_robust_limits`: the
-    first rounds may leave the frame).
+    matplotlib.figure.Figure
+        Each column has one legend, above it, in the paper's order; each row shares one y scale,
+        chosen to show the curves after the first rounds' swing (`_robust_limits`: the first
+        rounds may leave the frame).
+
+    Raises
+    ------
+    ValueError
+        For an unknown `kind`, or when there are not as many titles as results.
+
+    Examples
+    --------
+    >>> from labkit.experiments import load_cached
+    >>> runs = [load_cached("leduc_fixed"), load_cached("tiny_hanabi_fixed")]
+    >>> figure = appendix_figure(runs, ["Leduc hold'em", "tiny Hanabi"], "instantaneous")
+    >>> [len(ax.get_lines()) for ax in figure.axes]         # tiny Hanabi's row: one panel
+    [4, 5, 4, 3, 0, 0]
+    >>> figure.axes[0].get_ylabel()
+    "Leduc hold'em\\npayoff (mbb)"
     """
     from matplotlib.figure import Figure
 
