@@ -481,6 +481,9 @@ class TournamentResult:
             if expected and _sha256(array) != expected:
                 raise ValueError(f"{path}: the per-round values do not match the SHA-256 the JSON "
                                  f"records; regenerate the run")
+            if array.shape[:2] != (len(data["rows"]), len(data["columns"])):
+                raise ValueError(f"{path}: the per-round values have shape {array.shape}, not (rows, columns, "
+                                 f"rounds) = ({len(data['rows'])}, {len(data['columns'])}, ...); regenerate the run")
             per_round = {r: dict(zip(data["columns"], array[i], strict=True)) for i, r in enumerate(data["rows"])}
         return cls(data["game"], data["regime"], data["rounds"], data["rows"], data["columns"],
                    per_round, data.get("metadata", {}))
@@ -536,26 +539,28 @@ def _sha256(array):
 
 
 def write_rounds(path: str | Path, array: np.ndarray) -> None:
-    """Write a (rows, columns, rounds) array as ``path`` (.npz, deflated), byte for byte the same
-    for the same values (no timestamps), so that regenerating a run changes no file needlessly.
+    """Write a run's per-round values as a ``.npz`` file, byte for byte the same for the same values.
+
+    The archive holds one deflated array under `ROUNDS_KEY` and no timestamps, so that
+    regenerating a run whose values did not change leaves its file unchanged.
 
     Parameters
     ----------
     path : str or Path
-        The ``.npz`` file to write.
-    array : numpy.ndarray, shape (rows, columns, rounds)
-        Stored as little-endian float64.
+        The file to write (``<stem>.npz`` beside the run's ``<stem>.json``).
+    array : array_like, shape (rows, columns, rounds)
+        The values, stored as little-endian float64.
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> import numpy as np
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rounds.npz"
-    >>> write_rounds(path, np.arange(8.0).reshape(2, 2, 2))
-    >>> first = path.read_bytes()
-    >>> write_rounds(path, np.arange(8.0).reshape(2, 2, 2))
-    >>> path.read_bytes() == first
-    True
+    >>> import tempfile
+    >>> values = np.arange(8.0).reshape(2, 2, 2)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     first, second = Path(folder) / "a.npz", Path(folder) / "b.npz"
+    ...     write_rounds(first, values)
+    ...     write_rounds(second, values)
+    ...     print(first.read_bytes() == second.read_bytes(), read_rounds(first)[1, 0].tolist())
+    True [4.0, 5.0]
     """
     import io
     import zipfile
@@ -568,7 +573,7 @@ def write_rounds(path: str | Path, array: np.ndarray) -> None:
 
 
 def read_rounds(path: str | Path) -> np.ndarray:
-    """The (rows, columns, rounds) array of a ``.npz`` file written by `write_rounds`.
+    """The per-round values of a ``.npz`` file written by `write_rounds`.
 
     Parameters
     ----------
@@ -576,21 +581,19 @@ def read_rounds(path: str | Path) -> np.ndarray:
 
     Returns
     -------
-    numpy.ndarray, shape (rows, columns, rounds), float64
+    numpy.ndarray, shape (rows, columns, rounds)
 
     Raises
     ------
     FileNotFoundError
-        When the file is missing, saying how to install the per-round values.
+        When the file is absent, saying where the per-round values come from (the repository, or
+        the separate distribution the browser copy of the book installs).
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> import numpy as np
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rounds.npz"
-    >>> write_rounds(path, np.arange(8.0).reshape(2, 2, 2))
-    >>> read_rounds(path)[1, 0]
-    array([4., 5.])
+    >>> rounds = read_rounds(CACHE_DIRECTORY / "tiny_hanabi_fixed.npz")
+    >>> rounds.shape
+    (3, 3, 500)
     """
     path = Path(path)
     if not path.exists():
