@@ -299,10 +299,13 @@ class MCCFR(Solver):
     def exploration(self) -> float:
         """Outcome sampling's weight of the uniform policy in the update player's sampling policy.
 
+        Setting it takes effect from the next iteration.
+
         Examples
         --------
         >>> import labkit as lk
-        >>> lk.MCCFR("kuhn_poker", sampling="outcome", seed=0).exploration
+        >>> solver = lk.MCCFR("kuhn_poker", sampling="outcome", seed=0)
+        >>> solver.exploration
         0.6
         """
         return self._exploration

@@ -25,7 +25,7 @@ DOCUMENTED = [
     "labkit.psro", "labkit.social", "labkit.cooperative", "labkit._messages", "labkit._cli",
     "labkit.hindsight", "labkit.efr.deviations", "labkit.efr.learner",
     "labkit.experiments.claims", "labkit.experiments.estimate", "labkit.experiments.executors",
-    "labkit.experiments.games", "labkit.experiments.results", "labkit.experiments.tournament",
+    "labkit.experiments.games", "labkit.experiments.results", "labkit.experiments.tournament", "labkit.experiments.authors",
     "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",
 ]
 # labkit.deep needs its optional extra (JAX); without it its modules are left out, as in test_doctests

@@ -63,8 +63,10 @@ def test_cf_equals_openspiel_efr_blind_cf(name, iterations):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("labkit.cfr") is None, reason="labkit.cfr not available")
-@pytest.mark.parametrize("name,iterations", [("kuhn_poker", 50), ("leduc_poker", 8)])
+@pytest.mark.parametrize("name,iterations", [("kuhn_poker", 50), ("leduc_poker", 20)])
 def test_cf_equals_labkit_cfr(name, iterations):
+    """EFR-CF is CFR with simultaneous updates, iteration by iteration (chapter 6 shows the 20
+    iterations on Leduc to its readers)."""
     game = lk.games.load(name)
     cfr = lk.CFR(game, alternating_updates=False)
     efr = EFR(game, "cf")

@@ -5,6 +5,9 @@ paper (tests/test_experiments.py: per-round anchors and whole Figure E.5 tables)
 mode computes the same mathematics as the default path (to rounding), its solver is a fixed
 point, and it fails clearly where it cannot be built.
 """
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -176,3 +179,70 @@ def test_build_falls_back_to_a_temporary_directory(monkeypatch, tmp_path):
     monkeypatch.setattr(eigen.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     path = eigen.build()
     assert path.is_file() and path.is_relative_to(tmp_path / "tmp")
+
+
+def test_solver_flags_follow_the_processor(monkeypatch):
+    """AVX for the solver where the processor has it (the authors' build grouped Eigen's sums four
+    doubles at a time); the baseline build on request or without AVX."""
+    monkeypatch.delenv("LABKIT_EIGEN_AVX", raising=False)
+    monkeypatch.setattr(eigen, "cpu_has_avx", lambda: True)
+    assert eigen.solver_flags() == ["-mavx"]
+    monkeypatch.setenv("LABKIT_EIGEN_AVX", "0")
+    assert eigen.solver_flags() == []
+    monkeypatch.delenv("LABKIT_EIGEN_AVX")
+    monkeypatch.setattr(eigen, "cpu_has_avx", lambda: False)
+    assert eigen.solver_flags() == []
+
+
+def test_only_an_x86_64_processor_has_avx(monkeypatch):
+    import platform
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    assert not eigen.cpu_has_avx()
+
+
+def test_only_the_solver_is_built_with_avx(monkeypatch, tmp_path):
+    """The solver's file gets -mavx, the round's loops keep the baseline flags (their sums are
+    written out in order and must not change), and the flags are part of the library's name."""
+    if eigen.eigen_include_dir() is None or eigen._compiler() is None:
+        pytest.skip("needs Eigen's headers and a compiler (only to name them)")
+    monkeypatch.setenv("LABKIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(eigen, "cpu_has_avx", lambda: True)
+    commands = []
+
+    def pretend(command, **kwargs):
+        commands.append(command)
+        Path(command[command.index("-o") + 1]).write_bytes(b"")
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(eigen.subprocess, "run", pretend)
+    with_avx = eigen.build()
+    by_source = {Path(c[c.index("-c") + 1]).name: c for c in commands if "-c" in c}
+    assert "-mavx" in by_source["eigen_fixed_point.cpp"]
+    assert "-mavx" not in by_source["paper_kernels.cpp"]
+    assert all("-ffp-contract=off" in c and not any(f.startswith("-march") for f in c)
+               for c in by_source.values())
+    monkeypatch.setattr(eigen, "cpu_has_avx", lambda: False)
+    assert eigen.build() != with_avx
+
+
+@needs_eigen
+@pytest.mark.skipif("-mavx" not in eigen.solver_flags(), reason="the solver is built without AVX here")
+def test_the_vector_width_matters_only_for_large_systems():
+    """Built four doubles wide (AVX) or two, Eigen's SVD groups its sums differently. Up to four
+    actions (every system of Leduc, goofspiel(4), Sheriff, tiny Hanabi) the solutions have the same
+    bits; with seven (tiny bridge's opening bid) most do not."""
+    rng = np.random.default_rng(5)
+    same = {}
+    for n in (3, 4, 7):
+        B = 3000
+        internal = rng.random((B, n, n)) * (rng.random((B, n, n)) < 0.6)
+        internal *= 10.0 ** rng.integers(-17, 1, size=(B, n, n))         # specks beside weights
+        internal[:, np.arange(n), np.arange(n)] = 0
+        y = np.concatenate([rng.random((B, n)) * (rng.random((B, n)) < 0.3), internal.reshape(B, -1)], axis=1)
+        legal = np.ones((B, n), bool)
+        four_wide = eigen.eigen_fixed_point(y, legal, 0, n)
+        with eigen.baseline_solver():
+            two_wide = eigen.eigen_fixed_point(y, legal, 0, n)
+        same[n] = np.all(four_wide.view(np.int64) == two_wide.view(np.int64), axis=1).mean()
+    assert same[3] == same[4] == 1.0
+    assert same[7] < 0.5

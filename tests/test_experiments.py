@@ -629,6 +629,33 @@ def test_curves_follow_the_papers_panels():
     plt.close("all")
 
 
+def test_appendix_figure_has_the_papers_layout():
+    """Figures E.1-E.4: a row per game, the three panels in their columns (tiny Hanabi's three
+    learners in the first, the other two columns left empty), every round from t = 0, one legend
+    per column in the paper's order, the units in the y label."""
+    from labkit.experiments.plot import PANELS, appendix_figure, partner_average
+    leduc = TournamentResult.from_json(DATA / "leduc_fixed.json")
+    hanabi = TournamentResult.from_json(DATA / "tiny_hanabi_fixed.json")
+    figure = appendix_figure([leduc, hanabi], ["Leduc hold'em (N = 2)", "tiny Hanabi (N = 2)"], "running")
+    axes = np.array(figure.axes).reshape(2, 3)
+    assert [len(ax.get_lines()) for ax in axes[0]] == [len(panel) for panel in PANELS]
+    assert [len(ax.get_lines()) for ax in axes[1]] == [3, 0, 0]
+    assert [ax.axison for ax in axes[1]] == [True, False, False]
+    first = axes[0, 0].get_lines()[0]
+    np.testing.assert_array_equal(first.get_xdata(), np.arange(500))
+    np.testing.assert_allclose(first.get_ydata(), partner_average(leduc)[leduc.rows.index("act_in")])
+    assert [t.get_text() for t in axes[0, 2].get_legend().get_texts()] == [n.upper() for n in PANELS[2]]
+    assert axes[1, 0].get_legend() is None
+    assert axes[0, 0].get_ylabel() == "Leduc hold'em (N = 2)\navg. payoff (mbb)"
+    per_round = appendix_figure([hanabi], ["tiny Hanabi (N = 2)"], "instantaneous")
+    assert per_round.axes[0].get_ylabel() == "tiny Hanabi (N = 2)\npayoff"
+    assert per_round.get_size_inches()[0] == 7.4
+    with pytest.raises(ValueError, match="kind"):
+        appendix_figure([hanabi], ["tiny Hanabi"], "mean")
+    with pytest.raises(ValueError, match="titles"):
+        appendix_figure([hanabi, leduc], ["tiny Hanabi"])
+
+
 def test_regeneration_script_lists_what_is_missing(capsys):
     """--missing keeps the runs whose file is absent or holds other rows (the ascending goofspiel
     files made with Table 2's eight variants before the figures' eleven)."""

@@ -25,6 +25,7 @@ CLEAN = [
     "labkit/experiments/__init__.py", "labkit/experiments/__main__.py", "labkit/experiments/claims.py",
     "labkit/experiments/estimate.py", "labkit/experiments/executors.py", "labkit/experiments/games.py",
     "labkit/experiments/paper.py", "labkit/experiments/results.py", "labkit/experiments/tournament.py",
+    "labkit/experiments/authors.py",
     "labkit/deep", "labkit/plot.py", "labkit/widgets.py", "labkit/data/__init__.py",
 ]
 

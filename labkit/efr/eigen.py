@@ -17,12 +17,24 @@ actions that should get 0, and on Leduc those specks decide later rounds (see
 
 Requirements: a C++ compiler (``$CXX``, else ``c++`` or ``g++``) and Eigen 3.4's headers, found
 at ``$EIGEN3_INCLUDE_DIR``, in the ``cmeel-eigen`` package from PyPI (``pip install
-cmeel-eigen``), or in ``/usr/include/eigen3`` (Debian's ``libeigen3-dev``). The build uses no
-``-march`` flag and ``-ffp-contract=off``: fused multiply-adds change the specks, and the
-baseline x86-64 build is the one whose specks reproduce the paper's tables.
+cmeel-eigen``), or in ``/usr/include/eigen3`` (Debian's ``libeigen3-dev``).
+
+Build flags, and why. Everything is built with ``-ffp-contract=off`` and no ``-march``: fused
+multiply-adds round once where the authors' build rounded twice, and change the specks. The
+solver's file is built with ``-mavx`` on an x86-64 processor that has AVX (`solver_flags`).
+With AVX, Eigen works on four doubles at a time instead of two, and adds the partial sums of
+a dot product or a norm in another order. For systems of up to four actions (every one in Leduc,
+goofspiel(4), Sheriff and tiny Hanabi) both orders give the same bits; with five (two infosets
+of goofspiel(5)) they rarely differ (1 of 20,000 random systems, by 3e-16) and did not in the
+paper's runs; tiny bridge's systems of six and seven actions mostly differ, and the authors'
+numbers are those of the AVX order (their build: ``-O3 -march=native`` on a processor with AVX
+and without FMA). Without AVX the solver is the baseline build, and tiny bridge's
+rounding-sensitive rows then leave the authors' values within a few rounds
+(``labkit/data/efr/README.md``; `baseline_solver` shows it).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -38,6 +50,8 @@ import numpy as np
 SOURCE = Path(__file__).with_name("eigen_fixed_point.cpp")
 SOURCES = (SOURCE, Path(__file__).with_name("paper_kernels.cpp"))
 FLAGS = ["-O2", "-std=c++14", "-shared", "-fPIC", "-DNDEBUG", "-ffp-contract=off"]
+# per translation unit: the solver's vector width decides how its sums are grouped (module docstring)
+COMPILE_FLAGS = [flag for flag in FLAGS if flag != "-shared"]
 
 _library = None
 _kernels = None
@@ -91,6 +105,61 @@ def _cache_dir():
     return Path(base) / "labkit"
 
 
+def cpu_has_avx() -> bool:
+    """Whether this is an x86-64 processor with AVX vector instructions.
+
+    Read from ``/proc/cpuinfo`` (Linux) or ``sysctl machdep.cpu.features`` (macOS).
+
+    Returns
+    -------
+    bool
+        False on other processors and where neither source says.
+
+    Examples
+    --------
+    >>> isinstance(cpu_has_avx(), bool)
+    True
+    """
+    import platform
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return "avx" in line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    try:
+        features = subprocess.run(["sysctl", "-n", "machdep.cpu.features"], capture_output=True,
+                                  text=True, timeout=10).stdout
+        return "AVX1.0" in features.split()
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def solver_flags() -> list[str]:
+    """The extra compiler flags of the fixed-point solver (``eigen_fixed_point.cpp``).
+
+    With AVX, Eigen works on four doubles at a time and groups the partial sums of its dot
+    products and norms as the authors' build did (module docstring); the other file of the
+    library, the round's loops, keeps the baseline flags.
+
+    Returns
+    -------
+    list of str
+        ``["-mavx"]`` where `cpu_has_avx`, else ``[]``; also ``[]`` when the environment sets
+        ``LABKIT_EIGEN_AVX=0`` (the baseline build on any processor).
+
+    Examples
+    --------
+    >>> solver_flags() in ([], ["-mavx"])
+    True
+    """
+    if os.environ.get("LABKIT_EIGEN_AVX", "").strip() == "0":
+        return []
+    return ["-mavx"] if cpu_has_avx() else []
+
+
 def build(verbose=False):
     """Compile the solver if needed and return the path of the shared library."""
     include = eigen_include_dir()
@@ -101,9 +170,11 @@ def build(verbose=False):
     compiler = _compiler()
     if compiler is None:
         raise EigenUnavailable("fixed_point='paper' needs a C++ compiler (set CXX, or install g++)")
+    extra = solver_flags()
     key = hashlib.sha256()
     for part in (*(source.read_bytes() for source in SOURCES), str(include).encode(),
-                 eigen_version(include).encode(), compiler.encode(), " ".join(FLAGS).encode()):
+                 eigen_version(include).encode(), compiler.encode(), " ".join(FLAGS).encode(),
+                 " ".join(extra).encode()):
         key.update(part)
     name = f"labkit_eigen_fixed_point_{key.hexdigest()[:16]}.so"
     target = _cache_dir() / name
@@ -121,12 +192,18 @@ def build(verbose=False):
     # build beside the target and rename: concurrent first uses (test workers) never see half a file
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         partial = Path(scratch) / target.name
-        command = [compiler, *FLAGS, f"-I{include}", *map(str, SOURCES), "-o", str(partial)]
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise EigenUnavailable(f"compiling {', '.join(s.name for s in SOURCES)} failed:\n{' '.join(command)}\n{done.stderr[-2000:]}")
-        if verbose:
-            print(" ".join(command))
+        # each source with its own flags (the solver's vector width), then one library
+        commands = [[compiler, *COMPILE_FLAGS, *(extra if source == SOURCE else []), f"-I{include}", "-c",
+                     str(source), "-o", str(Path(scratch) / f"{source.stem}.o")] for source in SOURCES]
+        commands.append([compiler, "-shared", *(str(Path(scratch) / f"{source.stem}.o") for source in SOURCES),
+                         "-o", str(partial)])
+        for command in commands:
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise EigenUnavailable(f"compiling {', '.join(s.name for s in SOURCES)} failed:\n"
+                                       f"{' '.join(command)}\n{done.stderr[-2000:]}")
+            if verbose:
+                print(" ".join(command))
         os.replace(partial, target)
     return target
 
@@ -175,6 +252,48 @@ def kernels():
             functions[name] = function
         _kernels = types.SimpleNamespace(**functions)
     return _kernels
+
+
+@contextlib.contextmanager
+def baseline_solver():
+    """A block in which ``fixed_point="paper"`` runs on the solver built without AVX.
+
+    The baseline build works on two doubles per vector, as on a processor without AVX, and shows
+    what the vector width changes (tiny bridge's seven-action systems). It is compiled on first use
+    and cached like the default one; after the block the default library is back.
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    EigenUnavailable
+        Where the solver cannot be built (no compiler or no Eigen headers).
+
+    Examples
+    --------
+    >>> if available()[0]:
+    ...     with baseline_solver():
+    ...         print(solver_flags())
+    ... else:
+    ...     print([])
+    []
+    """
+    global _library, _kernels
+    saved, previous = (_library, _kernels), os.environ.get("LABKIT_EIGEN_AVX")
+    os.environ["LABKIT_EIGEN_AVX"] = "0"
+    try:
+        _library = _kernels = None
+        require()
+        kernels()
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("LABKIT_EIGEN_AVX", None)
+        else:
+            os.environ["LABKIT_EIGEN_AVX"] = previous
+        _library, _kernels = saved
 
 
 def require():

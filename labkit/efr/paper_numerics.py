@@ -11,9 +11,14 @@ uses the functions here; the mathematics is the same as the default path's.
    probabilities; a terminal z is worth ``u_i(z) r(z)``; a node is worth the sum of its
    children left to right (at the learner's own nodes ``sum_a pi(a) v(ha)``; the others' actions
    of probability 0 are skipped). An infoset adds up ``q(I, a) = sum_h v(ha)`` and its own value
-   ``v(I) = sum_h v(h)`` over its histories in depth-first order. Chance nodes that directly
-   follow one another are summed level by level here (the authors flatten them), which Leduc
-   and goofspiel never have below the root.
+   ``v(I) = sum_h v(h)`` over its histories in depth-first order, the order in which the
+   authors' walk meets them: a chance node's outcomes as the game lists them (`sibling_rank`;
+   tiny bridge deals its hands out of numerical order, the other games of the paper in it), a
+   decision's actions by number. Two differences touch no game of the paper: a chance node's
+   own value adds its children in numerical order, and chance nodes that directly follow one
+   another are summed level by level (the authors flatten them); both matter only where chance
+   moves after a learner's decision in an order other than the numerical one, or twice in a row
+   (in the nine games, chance moves twice in a row only at the deal, above every decision).
 2. Immediate regrets (`immediate_regrets`) as ``rho(phi) = -v(I) + sum_a q(I, phi(a)) pi(a)``,
    accumulated left to right. With pi(a) = 0 this is a rounding residue, not the exact 0 of
    ``pi(a) (q(b) - q(a))``, and the residue is part of the paper's numbers.
@@ -30,20 +35,85 @@ import numpy as np
 from labkit.tree import CHANCE
 
 
+def sibling_rank(game):
+    """The place of every history among its siblings in the order the game's definition lists
+    them (cached on the game): at a chance node, the position of its outcome in the definition's
+    ``chance_outcomes()``; elsewhere the action id.
+
+    The compiled tree sorts every node's children by action id. The authors' traversal takes a
+    chance node's outcomes in the order OpenSpiel lists them, and OpenSpiel's tiny bridge deals
+    its hands in an order that is not sorted (hand 0, 1, 3, 6, 10, ... for the first player).
+    Since an infoset's values are sums over its histories in depth-first order, that order
+    decides their last bits. Only the states on the way to a chance node are rebuilt from the
+    definition (29 in tiny bridge); a tree without a definition keeps the sorted order.
+
+    Parameters
+    ----------
+    game : GameTree
+        A compiled game; its ``definition`` (an OpenSpiel game or labkit's own) lists the chance
+        outcomes.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (num_histories,)
+        The rank of each history among its siblings (0 for the root).
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> deals = np.flatnonzero(kuhn.parent == 0)          # the first card, listed in order
+    >>> sibling_rank(kuhn)[deals].tolist() == kuhn.action[deals].tolist()
+    True
+    """
+    cache = game.__dict__.setdefault("_efr_paper_cache", {})
+    if "sibling_rank" not in cache:
+        g = game
+        rank = np.maximum(g.action, 0).astype(np.int64)
+        definition = getattr(g, "definition", None)
+        chance = np.flatnonzero(g.player == CHANCE)
+        if definition is not None and len(chance):
+            # the histories that have a chance node at or below them: the only states rebuilt
+            leads = g.player == CHANCE
+            for _, _, below in reversed(g.child_blocks):
+                kids = np.arange(below.start, below.stop)
+                np.logical_or.at(leads, g.parent[kids[leads[kids]]], True)
+            children = {}
+            for h in np.flatnonzero(g.parent >= 0):
+                if leads[g.parent[h]]:
+                    children.setdefault(int(g.parent[h]), []).append(int(h))
+            stack = [(0, definition.initial_state())]
+            while stack:
+                h, state = stack.pop()
+                kids = children.get(h, [])
+                if g.player[h] == CHANCE:
+                    listed = {int(a): k for k, (a, _) in enumerate(state.chance_outcomes())}
+                    for child in kids:
+                        rank[child] = listed[int(g.action[child])]
+                stack.extend((child, state.child(int(g.action[child]))) for child in kids
+                             if leads[child])
+        cache["sibling_rank"] = rank
+    return cache["sibling_rank"]
+
+
 def depth_first_order(game):
-    """Pre-order position of every history in a depth-first walk that takes children in order
-    (cached on the game)."""
+    """Pre-order position of every history in a depth-first walk that takes each node's
+    children in the definition's order (`sibling_rank`; cached on the game)."""
     cache = game.__dict__.setdefault("_efr_paper_cache", {})
     if "preorder" not in cache:
         H = game.num_histories
+        rank = sibling_rank(game)
         subtree = np.ones(H, dtype=np.int64)
         for _, _, below in reversed(game.child_blocks):
             np.add.at(subtree, game.parent[below], subtree[below])
         preorder = np.zeros(H, dtype=np.int64)
         for _, _, below in game.child_blocks:
+            # the level's histories grouped by parent (breadth-first: parents nondecreasing),
+            # each group in the definition's order
             kids = np.arange(below.start, below.stop)
             if len(kids) == 0:
                 continue
+            kids = kids[np.lexsort((rank[kids], game.parent[kids]))]
             parents = game.parent[kids]
             before = np.cumsum(subtree[kids]) - subtree[kids]          # sizes of earlier kids, level-wide
             first = np.r_[True, parents[1:] != parents[:-1]]

@@ -13,8 +13,10 @@ units, writes CSV/JSON and draws a heatmap. The command line does the same:
     python -m labkit.experiments efr --game leduc_poker --regime fixed --rounds 500
 
 `PAPER_GAMES` lists the nine games of the paper's Appendix E with the rows of their tables;
-`curves` draws its Figures E.1-E.4 and `claims` measures its qualitative statements. Cached
-runs live in the repository's labkit/data/efr/; `load_cached` reads them.
+`curves` draws one game's panels of its Figures E.1-E.4 (`plot.appendix_figure` all games at
+once) and `claims` measures its qualitative statements. Cached runs live in the repository's
+labkit/data/efr/; `load_cached` reads them, and `labkit.experiments.authors` compares one with
+the authors' own per-round data files (not shipped with labkit).
 """
 from labkit.experiments import claims
 from labkit.experiments.games import PAPER_GAMES, paper_game

@@ -195,6 +195,132 @@ def curves(result, axes=None, kind="running", units=None, title=None, legend=Tru
     return axes
 
 
+# the paper's axis labels (Figures E.1-E.4): running means are "avg." values
+AXIS_LABELS = {"mbb": "payoff (mbb)", "win%": "win %", "chips": "payoff (chips)", "raw": "payoff"}
+FIGURE_FONT_SIZE = 7.5     # points: 10 px at the column's width, like the heatmaps
+
+
+def panel_columns(rows):
+    """The paper's panels for a table's rows, each with the column it takes in Figures E.1-E.4.
+
+    Parameters
+    ----------
+    rows : list of str
+        The variants of a table (`TournamentResult.rows`).
+
+    Returns
+    -------
+    list of (int, tuple of str)
+        ``(column, variants)`` per panel of `panels_for`, column k being the k-th of `PANELS`;
+        a panel that is part of none (tiny Hanabi's three learners) sits in the first column, as
+        in the paper.
+
+    Examples
+    --------
+    >>> panel_columns(["cf", "cf_in", "cf_ex+in"])                # tiny Hanabi's rows
+    [(0, ('cf', 'cf_in', 'cf_ex+in'))]
+    >>> [column for column, _ in panel_columns(PANELS[0] + PANELS[1] + ("cfps_ex+in", "tips_ex+in"))]
+    [0, 1, 2]
+    """
+    placed = []
+    for panel in panels_for(rows):
+        column = next((k for k, full in enumerate(PANELS) if set(panel) <= set(full)), 0)
+        placed.append((column, panel))
+    return placed
+
+
+def appendix_figure(results, titles, kind="running", figure=None, row_height=1.45, width=7.4):
+    """The layout of the paper's Figures E.1-E.4: one row per game, three columns of panels
+    (`PANELS`: action and counterfactual learners; partial sequence learners with BHV; internal
+    against EX+IN), each variant's payoff averaged over all its partners, every round t = 0..T-1.
+
+    Parameters
+    ----------
+    results : list of TournamentResult
+        One per game, all of one regime, in the order of the rows.
+    titles : list of str
+        The games' names, written beside their rows ("Leduc hold'em (N = 2)").
+    kind : {"running", "instantaneous"}
+        The running mean over rounds 0..t (Figures E.1 and E.3) or the payoff of round t (E.2
+        and E.4).
+    figure : matplotlib Figure, optional
+        Drawn into if given.
+    row_height, width : float
+        The new figure's size in inches: `width` by `row_height` per game plus room for the
+        legends.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Each column has one legend, above it, in the paper's order; each row shares one y scale,
+        chosen to show the curves after the first rounds' swing (`_robust_limits`: the first
+        rounds may leave the frame).
+
+    Raises
+    ------
+    ValueError
+        For an unknown `kind`, or when there are not as many titles as results.
+
+    Examples
+    --------
+    >>> from labkit.experiments import load_cached
+    >>> runs = [load_cached("leduc_fixed"), load_cached("tiny_hanabi_fixed")]
+    >>> figure = appendix_figure(runs, ["Leduc hold'em", "tiny Hanabi"], "instantaneous")
+    >>> [len(ax.get_lines()) for ax in figure.axes]         # tiny Hanabi's row: one panel
+    [4, 5, 4, 3, 0, 0]
+    >>> figure.axes[0].get_ylabel()
+    "Leduc hold'em\\npayoff (mbb)"
+    """
+    from matplotlib.figure import Figure
+
+    if kind not in CURVE_KINDS:
+        raise ValueError(f"kind must be one of {CURVE_KINDS}, got {kind!r}")
+    if len(results) != len(titles):
+        raise ValueError(f"{len(results)} results but {len(titles)} titles")
+    if figure is None:
+        figure = Figure(figsize=(width, row_height * len(results) + 0.9), dpi=100, layout="constrained")
+    axes = figure.subplots(len(results), len(PANELS), sharex=True, squeeze=False)
+    handles = [{} for _ in PANELS]            # column -> variant -> line, for the legends
+    font = FIGURE_FONT_SIZE
+    for row, result, title in zip(axes, results, titles):
+        values = dict(zip(result.rows, partner_average(result, running=kind == "running")))
+        placed = panel_columns(result.rows)
+        t = np.arange(result.rounds)
+        for column, panel in placed:
+            ax = row[column]
+            for name in panel:
+                color, style = VARIANT_STYLES.get(name, ("0.3", "-"))
+                line, = ax.plot(t, values[name], linestyle=style, color=color,
+                                linewidth=1.1 if kind == "running" else 0.7, label=_label(name))
+                handles[column].setdefault(name, line)
+        low, high = _robust_limits(np.array([values[n] for _, panel in placed for n in panel]), kind)
+        used = {column for column, _ in placed}
+        for column, ax in enumerate(row):
+            if column not in used:
+                ax.set_axis_off()
+                continue
+            ax.set_ylim(low, high)
+            ax.grid(alpha=0.25, linewidth=0.5)
+            ax.tick_params(labelsize=font)
+            ax.yaxis.get_offset_text().set_fontsize(font)
+        label = ("avg. " if kind == "running" else "") + AXIS_LABELS.get(result.units, "payoff")
+        row[0].set_ylabel(f"{title}\n{label}", fontsize=font)
+    for column in axes.T:                      # the lowest panel drawn in each column
+        shown = [ax for ax in column if ax.axison]
+        if shown:
+            shown[-1].set_xlabel("round t", fontsize=font)
+            shown[-1].tick_params(labelbottom=True)
+    for column, ax in enumerate(axes[0]):
+        # the panel's own order; a variant outside the paper's panels after it
+        order = [n for n in PANELS[column] if n in handles[column]]
+        order += [n for n in handles[column] if n not in order]
+        if order:
+            ax.legend([handles[column][n] for n in order], [_label(n) for n in order], loc="lower center",
+                      bbox_to_anchor=(0.5, 1.02), ncol=2, fontsize=font, frameon=False, handlelength=2.2,
+                      columnspacing=1.0)
+    return figure
+
+
 def _robust_limits(values, kind):
     """y limits that show the learning curves rather than the first rounds' transient: the range
     after the first 4 % of the rounds (running means), or the 1st-99th percentiles (per round)."""
