@@ -2,12 +2,16 @@
 
     .venv/bin/python benchmarks/bench_setup.py                       # goofspiel 4, 5, 6 and 3-player Leduc
     .venv/bin/python benchmarks/bench_setup.py --games "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
+    .venv/bin/python benchmarks/bench_setup.py --adapter --games leduc_poker "liars_dice(numdice=1)"
 
 For each game, in one process, alternating (CPU time, `time.process_time`, median over --repeats):
 
 * labkit: compile the game from its definition (`labkit.games.compile_game`, what `load` does on
   a string it has not seen) and make a `CFRPlus` and run its first `step()` (the sequence-form
   index arrays and the compiled kernel's plan are built there);
+  With ``--adapter`` the game is compiled from OpenSpiel's own implementation instead
+  (`labkit.games.openspiel_adapter.OpenSpielDefinition`, what ``labkit.games.from_openspiel``
+  does: every state is asked of pyspiel);
 * OpenSpiel: ``pyspiel.CFRPlusSolver(game)`` (its constructor walks the whole tree and builds its
   information-state table), for goofspiel on ``pyspiel.convert_to_turn_based`` of the same game.
 
@@ -36,6 +40,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="*", default=GAMES)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--adapter", action="store_true",
+                        help="compile through labkit's OpenSpiel adapter instead of labkit's own game")
     args = parser.parse_args(argv)
 
     import pyspiel
@@ -55,7 +61,11 @@ def main(argv=None):
         repeats = 1 if "num_cards=6" in spec else args.repeats
         loads, steps, theirs = [], [], []
         for _ in range(repeats):
-            seconds, tree = cpu(lambda: compile_game(NATIVE_GAMES[name](**params)))
+            if args.adapter:
+                from labkit.games.openspiel_adapter import OpenSpielDefinition
+                seconds, tree = cpu(lambda: compile_game(OpenSpielDefinition(pyspiel.load_game(spec))))
+            else:
+                seconds, tree = cpu(lambda: compile_game(NATIVE_GAMES[name](**params)))
             loads.append(seconds)
             H = tree.num_histories
             seconds, _ = cpu(lambda: lk.CFRPlus(tree).step())
@@ -66,7 +76,8 @@ def main(argv=None):
             del solver
         load, step, other = statistics.median(loads), statistics.median(steps), statistics.median(theirs)
         ours = load + step
-        print(f"{spec:62s} {H:10,d} {load:10.3f} s {step:9.3f} s {other:8.3f} s "
+        label = f"{spec} (adapter)" if args.adapter else spec
+        print(f"{label:62s} {H:10,d} {load:10.3f} s {step:9.3f} s {other:8.3f} s "
               f"{ours / H * 1e6:14.2f} / {other / H * 1e6:<14.2f} {other / ours:6.2f}")
 
 

@@ -44,9 +44,9 @@ import numpy as np
 
 from labkit import kernels
 from labkit._messages import show
-from labkit.evaluate import _reach
+from labkit.evaluate import _chance_reach
 from labkit.policy import TabularPolicy
-from labkit.regret import TIE_TOLERANCE, _check_tolerance, regret_matching, uniform_rows
+from labkit.regret import TIE_TOLERANCE, _check_tolerance, uniform_rows
 from labkit.solver import Solver
 from labkit.tree import GameTree
 
@@ -94,126 +94,155 @@ class SequenceTree:
         I, A, n = game.num_infosets, game.num_actions, game.num_players
         self.num_infosets, self.num_actions, self.num_players = I, A, n
         self.num_sequences = I * A
-        depth = game.infoset_own_depth
-        self.order = np.argsort(depth, kind="stable")
+        self.order = self._row_order(game)
         self.rank = np.empty(I, dtype=np.int64)
         self.rank[self.order] = np.arange(I)
         self.legal = game.legal_mask[self.order]
         self.uniform = uniform_rows(self.legal)
         self.player = game.infoset_player[self.order]
-        sorted_depth = depth[self.order]
-        parent_ext = self.extended(game.infoset_parent_seq[self.order])
-        self.levels = []
-        for d in range(int(sorted_depth.max(initial=0)) + 1):
-            start, stop = np.searchsorted(sorted_depth, [d, d + 1])
-            self.levels.append((slice(int(start), int(stop)), parent_ext[start:stop]))
-        z = game.terminals
-        last = self.extended(game.own_last_seq[z])                        # (Z, n)
-        own_ext = last.reshape(-1)
-        others = [np.delete(last, i, axis=1) for i in range(n)]
-        others_ext = np.stack(others, axis=1).reshape(len(z) * n, n - 1)
-        if n == 2:
-            others_ext = others_ext[:, 0]                                   # one gather, no product
-        chance_all = _reach(game, game.chance_prob)[n]
-        chance_reach = chance_all[z]
-        chance_payoff = (chance_reach[:, None] * game.returns[z]).reshape(-1)
-        owner = np.tile(np.arange(n), len(z))
-        self.terminal_terms: dict[int | None, tuple[Any, ...]] = {None: (own_ext, others_ext.copy(), chance_payoff)}
-        for i in range(n):
-            keep = (owner == i) & (own_ext > 0)
-            self.terminal_terms[i] = (own_ext[keep], others_ext[keep], chance_payoff[keep])
-        # the others' and chance's reach pi_{-i}(I) of every infoset, from its histories h:
-        # pi_c(h) times the other players' realization weights of their last sequences before h
-        h = np.flatnonzero(game.infoset >= 0)
-        acting = game.player[h]
-        last_h = self.extended(game.own_last_seq[h])                       # (D, n)
-        others_h = last_h[np.arange(n) != acting[:, None]].reshape(len(h), n - 1)
-        if n == 2:
-            others_h = others_h[:, 0]
-        chance_h = chance_all[h]
-        rows_h = self.rank[game.infoset[h]]
-        self.decision_terms: dict[int | None, tuple[Any, ...]] = {None: (rows_h, others_h, chance_h)}
-        for i in range(n):
-            keep = acting == i
-            self.decision_terms[i] = (rows_h[keep], others_h[keep], chance_h[keep])
+        self._depth = game.infoset_own_depth[self.order]
+        self._parent_ext = self.extended(game.infoset_parent_seq[self.order])
+        self.levels = self._make_levels()
         # max_z |u_i(z)| of the acting player, per internal row: the payoff factor of the tie bound
+        z = game.terminals
         largest = np.abs(game.returns[z]).max(axis=0) if len(z) else np.zeros(n)
         self.payoff_bound = largest[self.player]
-        self._parent_ext = parent_ext
-        self._kernel_plan: tuple[np.ndarray, np.ndarray] | None = None
+        # the terms of each update (None: all players), computed on first use
+        self._game = game
+        self.terminal_terms = _Lazy(self._terminal_terms)
+        self.decision_terms = _Lazy(self._decision_terms)
+        self._kernel_plans: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+
+    def _row_order(self, game):
+        """Internal row order: by own depth, stably."""
+        return np.argsort(game.infoset_own_depth, kind="stable")
+
+    def _make_levels(self):
+        """(slice of the rows of own depth d, their parent sequences) for d = 0, 1, ..."""
+        bounds = np.searchsorted(self._depth, np.arange(int(self._depth.max(initial=0)) + 2)).tolist()
+        return [(slice(a, b), self._parent_ext[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+    def _terminal_terms(self, player):
+        """(own_ext, others_ext, chance_payoff) of the pairs (terminal z, player i) of update `player`."""
+        game, n = self._game, self.num_players
+        z = game.terminals
+        chance = _chance_reach(game)[z]
+        last = game.own_last_seq[z]                                        # (Z, n), game numbering
+        if player is None:
+            ext = self.extended(last)
+            own_ext = ext.reshape(-1)
+            others = np.stack([np.delete(ext, i, axis=1) for i in range(n)], axis=1).reshape(len(z) * n, n - 1)
+            payoff = (chance[:, None] * game.returns[z]).reshape(-1)
+        else:
+            mine = np.flatnonzero(last[:, player] >= 0)                   # pairs where the player acted
+            own_ext = self.extended(last[mine, player])
+            others = self.extended(last[mine][:, np.arange(n) != player])
+            payoff = chance[mine] * game.returns[z[mine], player]
+        return own_ext, (others[:, 0].copy() if n == 2 else others), payoff
+
+    def _decision_terms(self, player):
+        """(rows_h, others_h, chance_h) over the decision histories h of update `player`: the
+        others' and chance's reach pi_{-i}(I) of an infoset is summed from its histories h, as
+        pi_c(h) times the other players' realization weights of their last sequences before h."""
+        game, n = self._game, self.num_players
+        h = np.flatnonzero(game.infoset >= 0)
+        if player is not None:
+            h = h[game.player[h] == player]
+            others = self.extended(game.own_last_seq[h][:, np.arange(n) != player])
+        else:
+            last_h = self.extended(game.own_last_seq[h])                   # (D, n)
+            others = last_h[np.arange(n) != game.player[h][:, None]].reshape(len(h), n - 1)
+        return self.rank[game.infoset[h]], (others[:, 0].copy() if n == 2 else others), _chance_reach(game)[h]
 
     def kernel_plan(self) -> tuple[np.ndarray, np.ndarray]:
-        """The same terms for the compiled kernel (labkit._cfr_kernels), packed into one int32 and
-        one float64 array (`labkit._cfr_kernels.pack`); built on first use. For each update
-        (player 0, ..., n - 1, then all players at once as number n) its slice of concatenated
-        arrays, given by offsets; the rows of each update grouped by own depth.
+        """The same terms for the compiled kernel (labkit._cfr_kernels), built on first use.
+
+        For each update (player 0, ..., n - 1, then all players at once as number n) its slice
+        of concatenated arrays, given by offsets; the rows of each update grouped by own depth.
 
         Returns
         -------
         (numpy.ndarray, numpy.ndarray)
-            The int32 index plan and the float64 plan, the same objects on every call.
+            One int32 and one float64 array (`labkit._cfr_kernels.pack`).
 
         Examples
         --------
         >>> import labkit as lk
-        >>> indices, floats = lk.CFR("kuhn_poker").tree.kernel_plan()
-        >>> indices.dtype.name, floats.dtype.name
-        ('int32', 'float64')
+        >>> index, numbers = sequence_tree(lk.games.load("kuhn_poker")).kernel_plan()
+        >>> index.dtype, numbers.dtype
+        (dtype('int32'), dtype('float64'))
         """
-        if self._kernel_plan is None:
+        return self._kernel_plan_for(range(self.num_players + 1))
+
+    def _kernel_plan_for(self, updates):
+        """`kernel_plan` with the terms of the given updates only (the others' are empty: a solver
+        with alternating updates never runs update n, one with simultaneous updates only runs it)."""
+        updates = tuple(updates)
+        plan = self._kernel_plans.get(updates)
+        if plan is None:
             from labkit import _cfr_kernels
-            parts = self._kernel_parts()
-            self._kernel_plan = (_cfr_kernels.pack(parts, _cfr_kernels.INDEX_PARTS, np.int32),
-                                 _cfr_kernels.pack(parts, _cfr_kernels.FLOAT_PARTS, np.float64))
-        return self._kernel_plan
+            parts = self._kernel_parts(updates)
+            plan = self._kernel_plans[updates] = (_cfr_kernels.pack(parts, _cfr_kernels.INDEX_PARTS, np.int32),
+                                                  _cfr_kernels.pack(parts, _cfr_kernels.FLOAT_PARTS, np.float64))
+        return plan
 
-    def _kernel_parts(self):
+    def _kernel_parts(self, updates):
         n, I = self.num_players, self.num_infosets
-        keys = list(range(n)) + [None]
-
-        def stacked(terms, column):
-            width = n - 1 if column == 1 else 1
-            return np.concatenate([np.asarray(terms[key][column]).reshape(len(terms[key][0]), width)
-                                   for key in keys]).astype(np.int64 if column < 2 else np.float64)
-
-        def grouped(terms):
-            """Each update's terms sorted (stably) by the entry they add to, and the runs of equal
-            entries: a run is summed in a register, from 0.0 in the original order, as np.bincount
-            sums it, instead of through memory (a chain of dependent loads and stores)."""
-            order, run_start, run_target, run_off = [], [np.zeros(1, dtype=np.int64)], [], [0]
-            base = 0
-            for key in keys:
-                target = np.asarray(terms[key][0], dtype=np.int64)
-                sort = np.argsort(target, kind="stable")
-                order.append(base + sort)
-                sorted_target = target[sort]
-                starts = np.flatnonzero(np.diff(sorted_target, prepend=-1)) if len(target) else sort
-                run_start.append(base + np.append(starts[1:], len(target)) if len(target) else starts)
-                run_target.append(sorted_target[starts])
-                run_off.append(run_off[-1] + len(starts))
-                base += len(target)
-            return (np.concatenate(order).astype(np.int64), np.concatenate(run_start).astype(np.int64),
-                    np.concatenate(run_target).astype(np.int64), np.array(run_off, dtype=np.int64))
-
-        level_of = np.repeat(np.arange(len(self.levels)), [lv.stop - lv.start for lv, _ in self.levels])
-        groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.arange(I)]
+        depth = self._depth
+        depths = int(depth.max(initial=0)) + 1
+        groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.argsort(depth, kind="stable")]
         rows = np.concatenate(groups).astype(np.int64)
         starts = np.cumsum([0] + [len(g) for g in groups])
         # row_level[u, d]: where update u's rows of own depth d start in `rows`
-        row_level = np.array([start + np.searchsorted(level_of[g], np.arange(len(self.levels) + 1))
-                              for start, g in zip(starts, groups, strict=False)], dtype=np.int64)  # starts: one more
-        term, dec = grouped(self.terminal_terms), grouped(self.decision_terms)
+        row_level = np.array([start + np.searchsorted(depth[g], np.arange(depths + 1))
+                              for start, g in zip(starts, groups, strict=False)], dtype=np.int64)
+        # where each row comes in its update's group (the regret update visits them in that order)
+        position = np.empty((n + 1, I), dtype=np.int64)
+        for u, g in enumerate(groups):
+            position[u, g] = np.arange(len(g))
+        keys = list(range(n)) + [None]
+        empty_terms = (np.zeros(0, dtype=np.int64), np.zeros((0, n - 1), dtype=np.int64), np.zeros(0))
+
+        def terms(table, u):
+            if u not in updates:
+                return empty_terms
+            own, others, numbers = table[keys[u]]
+            return own, np.asarray(others).reshape(len(own), n - 1), numbers
+
+        def grouped(table, place=None):
+            """Each update's terms sorted (stably) by the entry they add to (or, with `place`, by
+            that entry's place in the update's rows), and the runs of equal entries: a run is
+            summed in a register, from 0.0 in the original order, as np.bincount sums it,
+            instead of through memory (a chain of dependent loads and stores)."""
+            run_start, run_target, run_off, others, numbers = [np.zeros(1, dtype=np.int64)], [], [0], [], []
+            base = 0
+            for u in range(n + 1):
+                target, other, number = terms(table, u)
+                key = target if place is None else place[u][target]
+                # a stable sort: the keys made distinct by the terms' positions
+                sort = np.argsort(key * max(len(key), 1) + np.arange(len(key)))
+                sorted_target = target[sort]
+                starts = np.flatnonzero(np.diff(sorted_target, prepend=-1))
+                run_start.append(base + np.append(starts[1:], len(target)) if len(target) else starts)
+                run_target.append(sorted_target[starts])
+                run_off.append(run_off[-1] + len(starts))
+                others.append(other[sort])
+                numbers.append(number[sort])
+                base += len(target)
+            return (np.concatenate(run_start), np.concatenate(run_target), np.array(run_off, dtype=np.int64),
+                    np.concatenate(others), np.concatenate(numbers))
+
+        term, dec = grouped(self.terminal_terms), grouped(self.decision_terms, position)
         # the regret update visits each update's rows in `rows` order and reads their runs of
         # decision-history terms in turn: one run per row (every infoset has a history), same order
-        if not np.array_equal(dec[2], rows):
-            raise AssertionError("the decision-history runs are not in the order of the kernel's rows")
+        for u in range(n + 1):
+            runs = dec[1][dec[2][u]:dec[2][u + 1]]
+            if u in updates and not np.array_equal(runs, groups[u]):
+                raise AssertionError("the decision-history runs are not in the order of the kernel's rows")
         return dict(
-            parent_ext=self._parent_ext, term_start=term[1], term_target=term[2], term_off=term[3],
-            term_others=stacked(self.terminal_terms, 1)[term[0]],
-            term_payoff=stacked(self.terminal_terms, 2)[term[0], 0],
-            dec_start=dec[1], dec_off=dec[3], dec_others=stacked(self.decision_terms, 1)[dec[0]],
-            dec_chance=stacked(self.decision_terms, 2)[dec[0], 0],
-            rows=rows, row_level=row_level, payoff_bound=self.payoff_bound,
+            parent_ext=self._parent_ext, term_start=term[0], term_target=term[1], term_off=term[2],
+            term_others=term[3], term_payoff=term[4], dec_start=dec[0], dec_off=dec[2], dec_others=dec[3],
+            dec_chance=dec[4], rows=rows, row_level=row_level, payoff_bound=self.payoff_bound,
             legal=self.legal.astype(np.float64), uniform=self.uniform)
 
     def extended(self, game_seq: Any) -> np.ndarray:
@@ -310,58 +339,170 @@ def sequence_tree(game: GameTree) -> SequenceTree:
     return cached
 
 
+class _Lazy(dict):
+    """A dict that computes a missing entry as make(key), once."""
+
+    def __init__(self, make):
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, key):
+        value = self[key] = self._make(key)
+        return value
+
+
+class _PlayerSequenceTree(SequenceTree):
+    """The `SequenceTree` the CFR solvers work on: internal rows ordered by player, then by own
+    depth (stably), so that an alternating update works on one contiguous block of rows,
+    ``blocks[p]``, and each (player, own depth) is a slice. ``levels`` lists those slices, player
+    after player and by own depth, and ``level_player[k]`` is the player of ``levels[k]``."""
+
+    def _row_order(self, game):
+        return np.lexsort((game.infoset_own_depth, game.infoset_player))
+
+    def _make_levels(self):
+        n = self.num_players
+        width = int(self._depth.max(initial=0)) + 1
+        key = self.player * width + self._depth                 # nondecreasing in this order
+        bounds = np.searchsorted(key, np.arange(n * width + 1)).tolist()
+        self.blocks = [slice(bounds[p * width], bounds[(p + 1) * width]) for p in range(n)]
+        levels, self.level_player = [], []
+        for k in range(n * width):
+            if bounds[k + 1] > bounds[k]:
+                levels.append((slice(bounds[k], bounds[k + 1]), self._parent_ext[bounds[k]:bounds[k + 1]]))
+                self.level_player.append(k // width)
+        return levels
+
+
+def _solver_tree(game) -> _PlayerSequenceTree:
+    """The `_PlayerSequenceTree` of `game`, built on first use and cached on the game."""
+    cached = game.__dict__.get("_player_sequence_tree")
+    if cached is None:
+        cached = game.__dict__["_player_sequence_tree"] = _PlayerSequenceTree(game)
+    return cached
+
+
 class _CounterfactualPass:
-    """Steps 2-3 of an iteration with preallocated buffers (one per solver)."""
+    """Steps 2-3 of an iteration with preallocated buffers (one per solver), over the rows of a
+    `_PlayerSequenceTree`: one player's rows (an alternating update) or every player's."""
 
     def __init__(self, tree: SequenceTree):
         self.tree = tree
         I, A = tree.num_infosets, tree.num_actions
         self.reach_ext = np.ones(I * A + 1)                  # entry 0: the empty sequence
         self.reach = self.reach_ext[1:].reshape(I, A)        # x_i(I, a), a view
+        self.q_ext = np.zeros(I * A + 1)
         self.value = np.empty(I)
-        # top-down levels as views of the reach buffer, with (k, 1) parent indices to broadcast
-        self.down_levels = [(self.reach[rows], parent_ext[:, None]) for rows, parent_ext in tree.levels[1:]]
-        # the bottom-up pass adds level d's values into level d-1's sequences
-        self.up_levels: list[tuple[Any, Any, Any, int]] = []
-        for d in range(len(tree.levels) - 1, -1, -1):
-            rows, parent_ext = tree.levels[d]
-            if d == 0:
-                self.up_levels.append((rows, None, None, 0))
-                continue
-            above = tree.levels[d - 1][0]
-            first = 1 + above.start * A
-            self.up_levels.append((rows, parent_ext - first, slice(first, 1 + above.stop * A),
-                                   (above.stop - above.start) * A))
+        self._players: dict[int, tuple[Any, ...]] | None = None   # index arrays per player, made on first use
 
-    def __call__(self, sigma, player=None):
-        """Own reach x (I, A), counterfactual action values q (I, A), infoset values v (I,) and
-        the others' and chance's reach pi_{-i}(I) (I,) under `sigma` (internal order), at every
-        player's infosets (player None) or at one player's only (the other rows of q, v and
-        pi_{-i} are then meaningless). x, q and v are reused buffers."""
+    def _player_arrays(self, p):
+        """Player p's levels for the top-down pass (views of the reach buffer, (k, 1) parent
+        indices to broadcast) and the bottom-up pass (level d's values add into level d - 1's
+        sequences), with indices local to its block, and its terms with local targets."""
+        if self._players is None:
+            self._players = {}
+        arrays = self._players.get(p)
+        if arrays is None:
+            tree, A = self.tree, self.tree.num_actions
+            block = tree.blocks[p]
+            lo = 1 + block.start * A                              # first extended index of the block
+            mine = [(rows, parent_ext)
+                    for (rows, parent_ext), q in zip(tree.levels, tree.level_player, strict=True) if q == p]
+            down = [(self.reach[rows], parent_ext[:, None]) for rows, parent_ext in mine[1:]]
+            up = []
+            for d in range(len(mine) - 1, -1, -1):
+                rows, parent_ext = mine[d]
+                local = slice(rows.start - block.start, rows.stop - block.start)
+                if d == 0:
+                    up.append((local, None, None, 0))
+                    continue
+                above = mine[d - 1][0]
+                first = 1 + above.start * A
+                up.append((local, parent_ext - first, slice(first - lo, first - lo + (above.stop - above.start) * A),
+                           (above.stop - above.start) * A))
+            own_ext, others_ext, chance_payoff = tree.terminal_terms[p]
+            rows_h, others_h, chance_h = tree.decision_terms[p]
+            arrays = self._players[p] = (block, down, up, (own_ext - lo, others_ext, chance_payoff),
+                                         (rows_h - block.start, others_h, chance_h))
+        return arrays
+
+    def __call__(self, sigma, player=None, stale=None):
+        """Own reach x (I, A), counterfactual action values q, infoset values v and the others' and
+        chance's reach pi_{-i}(I) under `sigma` (internal order), at every player's infosets
+        (player None: q (I, A), v and pi_{-i} (I,)) or at one player's (q, v and pi_{-i} over
+        its block of rows only). The own reach is recomputed at the rows of the players in
+        `stale` (None: all; the others' rows hold it from an earlier call with the same policy
+        there). x, q and v are reused buffers."""
         tree = self.tree
+        n, A = tree.num_players, tree.num_actions
         reach, reach_ext = self.reach, self.reach_ext
-        np.copyto(reach, sigma)
-        for rows, parent_ext in self.down_levels:             # x(I, a) = x(parent seq) sigma(I, a)
-            rows *= reach_ext[parent_ext]
-        own_ext, others_ext, chance_payoff = tree.terminal_terms[player]
+        for p in range(n) if stale is None else stale:
+            block, down = self._player_arrays(p)[:2]
+            np.copyto(reach[block], sigma[block])
+            for rows, parent_ext in down:                      # x(I, a) = x(parent seq) sigma(I, a)
+                rows *= reach_ext[parent_ext]
+        if player is not None:
+            block = self.tree.blocks[player]
+            q, others_reach = self._values(player, sigma, self.value[:block.stop - block.start])
+            return reach, q, self.value[:len(others_reach)], others_reach
+        q_ext, v, others_reach = self.q_ext, self.value, np.zeros(tree.num_infosets)
+        for p in range(n):
+            block = tree.blocks[p]
+            q_ext[1 + block.start * A:1 + block.stop * A] = self._values(p, sigma, v[block])[0].reshape(-1)
+            others_reach[block] = self._values_others
+        return reach, q_ext[1:].reshape(sigma.shape), v, others_reach
+
+    def _values(self, p, sigma, v):
+        """Player p's counterfactual action values q (its rows, (k, A)) and the others' and chance's
+        reach of its infosets (k,); its infoset values into v (k,)."""
+        block, _, up, terminal, decision = self._player_arrays(p)
+        reach_ext = self.reach_ext
+        A = self.tree.num_actions
+        own_local, others_ext, chance_payoff = terminal
         weight = reach_ext[others_ext]
         if weight.ndim == 2:
             weight = weight.prod(axis=1)
         weight *= chance_payoff                                 # pi_{-i}(z) u_i(z)
-        q_ext = np.bincount(own_ext, weight, minlength=len(reach_ext))
-        q = q_ext[1:].reshape(sigma.shape)
-        v = self.value
-        for rows, parent_local, parent_block, size in self.up_levels:
-            np.add.reduce(sigma[rows] * q[rows], axis=1, out=v[rows])     # v(I) = sum_a sigma q
+        q_local = np.bincount(own_local, weight, minlength=(block.stop - block.start) * A)
+        q = q_local.reshape(-1, A)
+        mine = sigma[block]
+        for rows, parent_local, parent_block, size in up:
+            _row_sums(mine[rows] * q[rows], v[rows])           # v(I) = sum_a sigma(I, a) q(I, a)
             if parent_local is not None:
-                q_ext[parent_block] += np.bincount(parent_local, v[rows], minlength=size)
-        rows_h, others_h, chance_h = tree.decision_terms[player]
+                q_local[parent_block] += np.bincount(parent_local, v[rows], minlength=size)
+        rows_h, others_h, chance_h = decision
         weight_h = reach_ext[others_h]
         if weight_h.ndim == 2:
             weight_h = weight_h.prod(axis=1)
         weight_h *= chance_h
-        others_reach = np.bincount(rows_h, weight_h, minlength=tree.num_infosets)
-        return reach, q, v, others_reach
+        self._values_others = others = np.bincount(rows_h, weight_h, minlength=block.stop - block.start)
+        return q, others
+
+
+def _row_sums(x, out):
+    """``np.add.reduce(x, axis=1, out=out)`` for a (k, A) array, with the same bits: numpy adds a
+    row of fewer than 8 numbers left to right from 0.0, which column after column is the same
+    arithmetic without numpy's loop per row (several times faster for A = 2 or 3); rows of 8
+    numbers or more, which numpy sums pairwise, are left to numpy."""
+    A = x.shape[1]
+    if A >= 8:
+        return np.add.reduce(x, axis=1, out=out)
+    np.add(x[:, 0], 0.0, out=out)
+    for a in range(1, A):
+        np.add(out, x[:, a], out=out)
+    return out
+
+
+def _regret_matching(regrets: np.ndarray, legal: np.ndarray, uniform: np.ndarray, out: np.ndarray,
+                     scale: np.ndarray, total: np.ndarray, tolerance: float) -> np.ndarray:
+    """`labkit.regret.regret_matching(regrets, legal, uniform, out, scale, tolerance)` with the same
+    bits, its row sums by `_row_sums` into the buffer `total` (k,)."""
+    positive = np.where(regrets > tolerance * scale, regrets, 0.0)
+    positive *= legal
+    total = _row_sums(positive, total)[:, None]
+    np.copyto(out, uniform)                   # kept where no regret is positive
+    np.divide(positive, total, out=out, where=total > 0.0)
+    return out
 
 
 _ALTERNATING, _DISCOUNT, _RM_PLUS = 1, 2, 4          # the kernel's `mode` bits (labkit._cfr_kernels)
@@ -464,7 +605,7 @@ class CFR(Solver):
         self.regret_matching_plus = bool(regret_matching_plus)
         self.linear_averaging = bool(linear_averaging)
         self.tie_tolerance = _check_tolerance(tie_tolerance)
-        self.tree = sequence_tree(self.game)
+        self.tree = _solver_tree(self.game)
         shape = self.tree.legal.shape
         self.cumulative_regret = np.zeros(shape)     # R(I, a), internal order
         self.policy_sum = np.zeros(shape)            # S(I, a), internal order
@@ -477,6 +618,7 @@ class CFR(Solver):
             self._update_masks[p] = legal * (self.tree.player == p)[:, None]
             self._update_rows[p] = (self.tree.player == p)[:, None].astype(float)
         self._pass = _CounterfactualPass(self.tree)
+        self._stale = None                           # whose own reach the pass must recompute (None: all)
         self._scratch, self._small = np.empty(shape), np.empty(shape, dtype=bool)     # the tie tests' buffers
         # the compiled kernel replays exactly CFR's, CFR+'s and DCFR's updates: a subclass that
         # changes an update keeps the numpy version
@@ -494,8 +636,9 @@ class CFR(Solver):
             self._mode = ((_ALTERNATING if self.alternating_updates else 0)
                           | (_RM_PLUS if self.regret_matching_plus else 0))
             # compiled (or loaded from numba's cache) at the first call, which says so if it compiles
-            self._kernel = kernels.load("labkit._cfr_kernels").iterations
-            self._plan = self.tree.kernel_plan() + (self._work,)
+            kernels.bind(self, "_kernel", kernels.load("labkit._cfr_kernels").iterations)
+            self._plan = self.tree._kernel_plan_for(range(self.game.num_players) if self.alternating_updates
+                                                    else (self.game.num_players,)) + (self._work,)
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):
@@ -542,29 +685,34 @@ class CFR(Solver):
 
     def _update(self, t, player):
         """Steps 2-5 for one player (alternating updates) or all of them (player None)."""
-        reach, q, v, others_reach = self._pass(self._sigma, player)
-        mask = self._update_masks[player]                    # legal actions of the updated rows, as 0/1
+        tree = self.tree
+        rows = slice(0, tree.num_infosets) if player is None else tree.blocks[player]
+        # the own reach changed only where the previous update changed the policy
+        reach, q, v, others_reach = self._pass(self._sigma, player, self._stale)
+        self._stale = None if player is None else (player,)
+        legal = self._update_masks[None][rows]              # legal actions of the updated rows, as 0/1
         instant = q - v[:, None]                              # q(I, a) - v(I)
-        instant *= mask
-        bound = (others_reach * self.tree.payoff_bound)[:, None]
+        instant *= legal
+        bound = (others_reach * tree.payoff_bound[rows])[:, None]
         # exact ties become exact zeros: clean_ties(instant, bound), with reused buffers
-        small = np.less_equal(np.abs(instant, out=self._scratch), self.tie_tolerance * bound, out=self._small)
+        small = np.less_equal(np.abs(instant, out=self._scratch[rows]), self.tie_tolerance * bound,
+                              out=self._small[rows])
         np.copyto(instant, 0.0, where=small)
-        self.cumulative_regret += instant
-        bound *= self._update_rows[player]
-        self.regret_scale += bound
+        regrets, scale = self.cumulative_regret[rows], self.regret_scale[rows]
+        regrets += instant
+        scale += bound
         weight = self._average_weight(t)
         if player is None and weight == 1.0:
             self.policy_sum += reach
         else:
-            self.policy_sum += reach * (weight * mask)
+            self.policy_sum[rows] += reach[rows] * (weight * legal)
         if self.regret_matching_plus:
             # RM+: floor at 0, and so also everything within the tie tolerance of 0
-            small = np.less_equal(self.cumulative_regret, self.tie_tolerance * self.regret_scale, out=self._small)
-            np.copyto(self.cumulative_regret, 0.0, where=small)
+            small = np.less_equal(regrets, self.tie_tolerance * scale, out=self._small[rows])
+            np.copyto(regrets, 0.0, where=small)
         self._discount_regrets(t, player)
-        regret_matching(self.cumulative_regret, self._update_masks[None], self.tree.uniform, out=self._sigma,
-                        scale=self.regret_scale, tolerance=self.tie_tolerance)
+        _regret_matching(self.cumulative_regret[rows], legal, tree.uniform[rows], self._sigma[rows],
+                         self.regret_scale[rows], self._pass.value[:legal.shape[0]], self.tie_tolerance)
 
     # -- policies ------------------------------------------------------------------
     def current_policy(self) -> TabularPolicy:

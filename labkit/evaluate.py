@@ -210,6 +210,19 @@ def _reach(game, prob):
     return F
 
 
+def _chance_reach(game):
+    """(H,) chance's reach pi_c(h), cached per game: row n of ``_reach(game, game.chance_prob)``,
+    by the same products level by level without the players' rows."""
+    cached = game.__dict__.get("_chance_reach")
+    if cached is None:
+        c = np.where(game.edge_owner == game.num_players, game.chance_prob, 1.0)
+        parent = game.parent
+        for lv in game.levels[1:]:
+            c[lv] *= c[parent[lv]]
+        cached = game.__dict__["_chance_reach"] = c
+    return cached
+
+
 def _edge_slots(game):
     slots = game.__dict__.get("_edge_slots")
     if slots is None:
@@ -316,7 +329,7 @@ def _terminal_structure(game):
     cached = game.__dict__.get("_terminal_cache")
     if cached is None:
         z = game.terminals
-        chance = _reach(game, game.chance_prob)[game.num_players, z]
+        chance = _chance_reach(game)[z]
         cached = _Terminals(np.ascontiguousarray(game.own_last_seq[z].T + 1), chance,
                             np.ascontiguousarray(game.returns[z].T))
         game.__dict__["_terminal_cache"] = cached

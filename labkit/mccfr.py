@@ -286,7 +286,7 @@ class MCCFR(Solver):
             self._state[K.ROUNDS], self._state[K.PLAYER], self._state[K.INVALIDATE] = 1, -1, 1   # step()
             self._memory[5 * total] = self.exploration   # kept equal by the property's setter
             self._buffer = np.empty(0)                   # uniform numbers not yet used, in stream order
-            self._kernel = K.outcome_episodes if sampling == "outcome" else K.external_episodes
+            kernels.bind(self, "_kernel", K.outcome_episodes if sampling == "outcome" else K.external_episodes)
             # the arrays themselves (views are made on use, so copies and pickles keep them linked)
             self._kernel_args = [t.packed, self._memory, self._buffer, self._state]
         else:

@@ -131,11 +131,7 @@ class GameTree:
             self.child_blocks.append((internal, first_child, nxt))
         self.num_legal = self.legal_mask.sum(axis=1)
         # own depth of each infoset in its player's sequence tree (parents come first in BFS)
-        own_depth = np.zeros(self.num_infosets, dtype=np.int64)
-        for i, s in enumerate(self.infoset_parent_seq):
-            if s >= 0:
-                own_depth[i] = own_depth[s // A] + 1
-        self.infoset_own_depth = own_depth
+        self.infoset_own_depth = _own_depths(self.infoset_parent_seq, A)
 
     # ----------------------------------------------------------------- lookups
     def infoset_index(self, key: str) -> int:
@@ -284,3 +280,22 @@ class GameTree:
     def __repr__(self) -> str:
         return (f"GameTree({self.name!r}: {self.num_players} players, {self.num_histories} histories, "
                 f"{self.num_infosets} infosets, {self.num_actions} distinct actions)")
+
+
+def _own_depths(parent_seq, num_actions):
+    """Depth of each infoset in its player's sequence tree, from its parent sequence I' * A + a'
+    (-1: none). Parents are numbered before their children (breadth-first order), so a pass per
+    depth level sets every infoset whose parent's depth is known."""
+    parent = np.where(parent_seq >= 0, parent_seq // num_actions, -1)
+    depth = np.zeros(len(parent), dtype=np.int64)
+    if not np.all(parent < np.arange(len(parent))):      # not in breadth-first order: one at a time
+        for i, p in enumerate(parent.tolist()):
+            if p >= 0:
+                depth[i] = depth[p] + 1
+        return depth
+    known = parent < 0
+    while not known.all():
+        ready = np.flatnonzero(~known & known[np.maximum(parent, 0)])
+        depth[ready] = depth[parent[ready]] + 1
+        known[ready] = True
+    return depth

@@ -203,3 +203,39 @@ def test_a_leduc_subclass_is_walked():
             raise AssertionError("a subclass may change the rules: it must be walked")
 
     assert compile_game(Tweaked(2)).num_histories == 9457
+
+
+GOOFSPIEL_VARIANTS = [(N, players, order, imp_info, returns)
+                      for N in (1, 2, 3, 4) for players in (2, 3)
+                      for order in ("random", "ascending", "descending") for imp_info in (False, True)
+                      for returns in ("win_loss", "point_difference", "total_points")
+                      if players == 2 or N <= 3]
+
+
+@pytest.mark.parametrize("variant", GOOFSPIEL_VARIANTS, ids=lambda v: "-".join(map(str, v)))
+def test_goofspiel_by_levels_is_the_walked_tree(variant):
+    """labkit.games.goofspiel_levels (numpy, a depth level at a time) builds the tree, the
+    information sets and their keys that the state-by-state walk builds, bit for bit."""
+    from labkit.games.base import compile_game
+    from labkit.games.goofspiel import Goofspiel
+    game = Goofspiel(*variant)
+    assert_same_tree(compile_game(game, by_deals=True), compile_game(game, by_deals=False))
+
+
+def test_goofspiel_levels_are_taken_by_load(monkeypatch):
+    """compile_game takes the level-by-level compiler for Goofspiel itself, and walks a subclass."""
+    from labkit.games import goofspiel_levels
+    from labkit.games.base import compile_game
+    from labkit.games.goofspiel import Goofspiel
+    calls = []
+    level_compile = goofspiel_levels.compile_goofspiel
+    monkeypatch.setattr(goofspiel_levels, "compile_goofspiel", lambda game: calls.append(game) or level_compile(game))
+    assert compile_game(Goofspiel(3)).num_histories == 418
+    assert len(calls) == 1
+
+    class Tweaked(Goofspiel):
+        def compile_by_levels(self):
+            raise AssertionError("a subclass may change the rules: it must be walked")
+
+    assert compile_game(Tweaked(3)).num_histories == 418
+    assert len(calls) == 1

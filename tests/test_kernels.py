@@ -247,3 +247,29 @@ def test_one_player_nash_conv_same_bits():
             expected = lk.nash_conv(game, policy)
         with lk.kernels.using("numba"):
             assert_same_bits(np.array([expected]), np.array([lk.nash_conv(game, policy)]))
+
+
+def test_bind_gives_holders_the_plain_dispatcher_after_the_first_call():
+    """A solver made before a kernel's first call in the process holds the announcing wrapper
+    until that call, then the numba dispatcher itself (no extra Python call per step)."""
+    import types
+
+    from labkit import kernels
+    from labkit.kernels import _FirstCall, njit
+
+    class Holder:                                        # a solver, as far as bind is concerned
+        pass
+
+    dispatcher = njit(lambda x: x + 1)
+    owner = types.SimpleNamespace()
+    first = _FirstCall(dispatcher, "test", owner, "plus_one")
+    early, other = Holder(), Holder()
+    kernels.bind(early, "kernel", first)
+    kernels.bind(other, "kernel", first)
+    other.kernel = len                                   # replaced meanwhile: left alone
+    assert early.kernel is first
+    assert early.kernel(1) == 2
+    assert early.kernel is dispatcher and owner.plus_one is dispatcher and other.kernel is len
+    late = Holder()
+    kernels.bind(late, "kernel", first)                  # after the first call: a plain assignment
+    assert late.kernel is first and first._holders == []

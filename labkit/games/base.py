@@ -402,8 +402,9 @@ def compile_game(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HI
         Refuse trees with more histories (counted, estimated, and checked during the walk).
     by_deals : bool, optional
         Compile labkit's own Leduc poker from one betting tree expanded over the deals
-        (`labkit.games.deals`: the same GameTree, several times faster). None (default): for
-        exactly `LeducPoker`; False: always walk history by history.
+        (`labkit.games.deals`) and goofspiel a depth level at a time
+        (`labkit.games.goofspiel_levels`): the same GameTree, several times faster. None
+        (default): for exactly `LeducPoker` and `Goofspiel`; False: always walk history by history.
 
     Returns
     -------
@@ -427,10 +428,10 @@ def compile_game(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HI
     """
     check_size(definition, max_histories)
     if by_deals is None:
-        from labkit.games.leduc import LeducPoker
-        by_deals = type(definition) is LeducPoker
+        by_deals = type(definition) in _compiled_by_levels()
     if by_deals:
-        return cast(Any, definition).compile_by_deals()
+        compile_fast = getattr(definition, "compile_by_levels", None) or cast(Any, definition).compile_by_deals
+        return cast(GameTree, compile_fast())
     num_players = int(definition.num_players)
     num_actions = int(definition.num_distinct_actions)
     parent: list[int] = []
@@ -533,8 +534,61 @@ def compile_game(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HI
     )
 
 
+def _compiled_by_levels() -> tuple[type, ...]:
+    """The definitions whose exact class compiles a level at a time with numpy (Leduc poker's
+    `compile_by_deals`, `labkit.games.deals`; goofspiel's `compile_by_levels`,
+    `labkit.games.goofspiel_levels`); a subclass may change the rules, so it is walked."""
+    from labkit.games.goofspiel import Goofspiel
+    from labkit.games.leduc import LeducPoker
+    return (LeducPoker, Goofspiel)
+
+
+def _own_last_sequences(parent: np.ndarray, action: np.ndarray, player: np.ndarray, infoset: np.ndarray,
+                       sizes: Sequence[int], num_players: int, num_actions: int) -> np.ndarray:
+    """Every player's last own sequence before each history, a depth level at a time.
+
+    A history inherits its parent's row, and the edge from a decision history of player p at
+    infoset I with action a sets column p to the sequence I * A + a.
+
+    Parameters
+    ----------
+    parent, action, player, infoset : numpy.ndarray
+        (H,) the tree's arrays, histories numbered level by level (breadth-first).
+    sizes : sequence of int
+        The numbers of histories of the levels, in order (the first is the root's level).
+    num_players, num_actions : int
+
+    Returns
+    -------
+    numpy.ndarray
+        (H, n) int64, -1 where the player has not moved yet.
+    """
+    own_last = np.full((len(parent), num_players), -1, dtype=np.int64)
+    edge_infoset = np.where(parent >= 0, infoset[np.maximum(parent, 0)], -1)
+    lo = int(sizes[0])
+    for size in sizes[1:]:
+        hi = lo + int(size)
+        above = parent[lo:hi]
+        own_last[lo:hi] = own_last[above]
+        moved = np.flatnonzero(edge_infoset[lo:hi] >= 0)
+        own_last[lo + moved, player[above[moved]]] = edge_infoset[lo + moved] * num_actions + action[lo + moved]
+        lo = hi
+    return own_last
+
+
+def _check_recall(name: str, own_last: np.ndarray, player: np.ndarray, infoset: np.ndarray,
+                 infoset_parent_seq: np.ndarray) -> None:
+    """Raise `GameError` unless every decision history's own last sequence is its infoset's
+    (perfect recall)."""
+    decision = np.flatnonzero(infoset >= 0)
+    if np.any(own_last[decision, player[decision]] != infoset_parent_seq[infoset[decision]]):
+        raise GameError(f"{name}: an information set breaks perfect recall")
+
+
 def _distinct_keys(keys: Sequence[str], players: Sequence[int]) -> list[str]:
     """Readable keys, one per infoset: a string that several players use gets " (player p)"."""
+    if len(set(keys)) == len(keys):                 # no string is used twice (one set, in C)
+        return list(keys)
     owners: dict[str, set[int]] = {}
     for key, p in zip(keys, players, strict=True):
         owners.setdefault(key, set()).add(p)

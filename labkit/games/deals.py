@@ -192,19 +192,10 @@ def compile_leduc(definition: LeducPoker) -> GameTree:
             for s, row in zip(shape[first_history].tolist(), cards[first_history].tolist(), strict=True)]
 
     # each player's last own sequence before every history, a level at a time
-    own_last = np.full((H, n), -1, dtype=np.int64)
-    edge_infoset = np.where(parent >= 0, infoset[np.maximum(parent, 0)], -1)
-    for lo, hi in zip(np.cumsum([0] + [len(s) for s in shapes[:-1]]), np.cumsum([len(s) for s in shapes]), strict=True):
-        if lo == 0:
-            continue
-        p = parent[lo:hi]
-        own_last[lo:hi] = own_last[p]
-        moved = np.flatnonzero(edge_infoset[lo:hi] >= 0)
-        own_last[lo + moved, player[p[moved]]] = edge_infoset[lo + moved] * A + action[lo + moved]
+    from labkit.games.base import _check_recall, _own_last_sequences
+    own_last = _own_last_sequences(parent, action, player, infoset, [len(s) for s in shapes], n, A)
     infoset_parent_seq = own_last[first_history, infoset_player]
-    if np.any(own_last[decision, player[decision]] != infoset_parent_seq[infoset[decision]]):
-        from labkit.games.base import GameError
-        raise GameError(f"{definition.name}: an information set breaks perfect recall")
+    _check_recall(definition.name, own_last, player, infoset, infoset_parent_seq)
 
     from labkit.games.base import _action_name, _distinct_keys
     return GameTree(

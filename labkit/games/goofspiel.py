@@ -28,7 +28,7 @@ Returns (OpenSpiel's ``returns_type``)
 from __future__ import annotations
 
 from labkit.games.base import DEFAULT_MAX_HISTORIES
-from labkit.tree import CHANCE, TERMINAL
+from labkit.tree import CHANCE, TERMINAL, GameTree
 
 POINTS_ORDERS = ("random", "ascending", "descending")
 RETURNS_TYPES = ("win_loss", "point_difference", "total_points")
@@ -176,6 +176,23 @@ class Goofspiel:
         'bid 1'
         """
         return f"bid {action + 1}"
+
+    def compile_by_levels(self) -> GameTree:
+        """The GameTree, a depth level at a time with numpy (`labkit.games.goofspiel_levels`).
+
+        Returns
+        -------
+        GameTree
+            The same tree as `labkit.games.base.compile_game` with ``by_deals=False``, array for
+            array and key for key.
+
+        Examples
+        --------
+        >>> Goofspiel(4, imp_info=True, points_order="descending").compile_by_levels().num_histories
+        1077
+        """
+        from labkit.games.goofspiel_levels import compile_goofspiel
+        return compile_goofspiel(self)
 
 
 class GoofspielState:
