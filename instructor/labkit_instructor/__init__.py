@@ -10,29 +10,21 @@ This distribution (``labkit-instructor``) is not what students install. It holds
 
 The grader (``labkit-grade``, in the student package) loads it through
 `labkit.grading.material.load` and runs the hidden checks in its own process, never in a
-student's kernel. Adding an exercise is one line in `MODULES`.
+student's kernel. An exercise is found by its module's name: there is no list to extend
+(book/instructors.md, "Adding an exercise").
 """
 from __future__ import annotations
 
 import importlib
+import pkgutil
+from pathlib import Path
 
 __version__ = "0.1.0"
 
-# one name per exercise: labkit_instructor.exercises.<name> and labkit_instructor.checks.<name>
-MODULES = [
-    "ex27_1",
-    "ex27_2",
-    "ex27_3",
-    "ex27_4",
-    "ex27_5",
-    "ex27_6",
-    "ex27_7",
-    "ex27_8",
-    "ex4_1",
-    "ex5_1",
-    "ex6_1",
-    "lab15",
-]
+# one name per exercise: labkit_instructor.exercises.<name> and labkit_instructor.checks.<name>, found by
+# name (every module of labkit_instructor.exercises but `common`), in the order of the names
+MODULES = sorted(info.name for info in pkgutil.iter_modules(
+    [str(Path(__file__).parent / "exercises")]) if info.name != "common")
 
 EXERCISES = {}
 SPECS = {}
