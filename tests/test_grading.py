@@ -27,7 +27,8 @@ from labkit.grading.reporter import RECORD_MIME, to_plain
 
 from _grading_support import EXERCISES, INSTRUCTOR, ROOT, MATERIAL as checks  # noqa: E402  (hidden checks)
 from _grading_support import solution_source as _solution_source, with_answers as _with_answers  # noqa: E402
-from labkit_instructor.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8  # noqa: E402
+from labkit_instructor.checks import base, ex27_3, ex27_6, ex27_7, ex27_8  # noqa: E402
+from labkit_instructor.exercises import ex27_4  # noqa: E402  (written in one file: its hidden checks too)
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from install_cell import for_the_book  # noqa: E402  (the first cell every notebook of the book has)

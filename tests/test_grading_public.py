@@ -23,8 +23,9 @@ MODULES = ["ex27_1", "ex27_2", "ex27_3", "ex27_4", "ex27_5", "ex27_6", "ex27_7",
 
 
 def _harness(name):
+    from labkit_instructor import SPECS
     exercise = importlib.import_module(f"labkit_instructor.exercises.{name}").EXERCISE
-    return Harness(exercise, importlib.import_module(f"labkit_instructor.checks.{name}").PARTS)
+    return Harness(exercise, [SPECS[part] for part in exercise.parts])
 
 
 HARNESSES = {name: _harness(name) for name in MODULES}
@@ -202,7 +203,7 @@ def test_the_27_3_velocity_is_the_replicator_field():
 
 
 def test_the_27_4_values_are_the_graders_references():
-    hidden = importlib.import_module("labkit_instructor.checks.ex27_4")
+    hidden = importlib.import_module("labkit_instructor.exercises.ex27_4")        # written in one file
     m = public.ex27_4
     for (c, b), want in zip(m.CHECK_PROBES, m.CHECK_VALUES):
         assert hidden._ev_check_queen(c, b) == pytest.approx(want, abs=1e-12)
@@ -267,12 +268,12 @@ def test_the_27_1_equilibrium_is_labkits():
 
 # ------------------------------------------------------------------ book/instructors.md's worked example
 def _worked_example():
-    """The three modules of the "Adding an exercise" example: (exercise, hidden checks, public checks)."""
+    """The one file of the "Adding an exercise" example."""
     text = (ROOT / "book" / "instructors.md").read_text()
     section = text[text.index("## Adding an exercise"):text.index("## Practical notes")]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(blocks) == 3
-    return blocks
+    assert len(blocks) == 1
+    return blocks[0]
 
 
 def _module(source):
@@ -282,14 +283,13 @@ def _module(source):
 
 
 def test_the_worked_example_of_a_new_exercise_works():
-    from labkit.grading.public import feedback as _unused  # noqa: F401  (the package loads first)
     from labkit.grading.reporter import collect
-    exercise_src, hidden_src, public_src = _worked_example()
-    exercise, hidden, shown = _module(exercise_src)["EXERCISE"], _module(hidden_src), _module(public_src)
-    harness = Harness(exercise, hidden["PARTS"])
+    one_file = _module(_worked_example())
+    exercise, hidden, shown = one_file["EXERCISE"], one_file["PARTS"], _module(one_file["PUBLIC_CHECKS"])
+    harness = Harness(exercise, hidden)
     spec = shown["PARTS"][0]
-    assert spec.part == "2.1(a)" and spec.max_points == hidden["PARTS"][0].max_points
-    assert not set(spec.probes["pennies_value"]) & set(hidden["PROBES"])       # other cases than the grader's
+    assert spec.part == "2.1(a)" and spec.max_points == hidden[0].max_points and spec.names == hidden[0].names
+    assert not set(spec.probes["pennies_value"]) & set(one_file["PROBES"])      # other cases than the grader's
     solution = harness.run(harness.cells(lambda part: True))
     assert harness.grade("2.1(a)", solution) == (2, [])
     assert spec.feedback(collect("2.1(a)", solution, spec=spec)).hints == []
@@ -304,22 +304,50 @@ def test_the_worked_example_of_a_new_exercise_works():
         assert value == pytest.approx(solution["pennies_value"](w), abs=1e-9)
 
 
-def test_a_new_exercise_is_found_by_its_module_name(tmp_path):
+FIND_AND_BUILD = """
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import labkit_instructor as m
+from build_exercises import write_public_checks
+print(m.MODULES)
+print(list(m.EXERCISES))
+print(m.spec_for('2.1(a)').names)
+print([p.name for p in write_public_checks(m.PUBLIC_SOURCES, sys.argv[3])])
+"""
+
+
+def test_a_new_exercise_is_one_file_found_by_its_name(tmp_path):
+    """The example's file dropped into a copy of the instructor package: the grader finds its
+    hidden checks, and the build writes its public checks as a module of their own."""
     import shutil
     import subprocess
     import sys
-    exercise_src, hidden_src, _ = _worked_example()
-    package = tmp_path / "labkit_instructor"
-    shutil.copytree(ROOT / "instructor" / "labkit_instructor", package,
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    (package / "exercises" / "ex2_1.py").write_text(exercise_src)
-    (package / "checks" / "ex2_1.py").write_text(hidden_src)
-    done = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                           "import labkit_instructor as m; print(m.MODULES); print(list(m.EXERCISES)); "
-                           "print(m.spec_for('2.1(a)').names)", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)
+    package, public_folder = tmp_path / "labkit_instructor", tmp_path / "public"
+    shutil.copytree(ROOT / "instructor" / "labkit_instructor", package, ignore=shutil.ignore_patterns("__pycache__"))
+    (package / "exercises" / "ex2_1.py").write_text(_worked_example())
+    public_folder.mkdir()
+    done = subprocess.run([sys.executable, "-c", FIND_AND_BUILD, str(tmp_path), str(ROOT / "scripts"),
+                           str(public_folder)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    modules, numbers, names = done.stdout.splitlines()
+    modules, numbers, names, written = done.stdout.splitlines()[-4:]
     # in the order of the module names: "ex27_8" < "ex2_1" < "ex4_1" ("7" sorts before "_")
     assert eval(modules)[7:10] == ["ex27_8", "ex2_1", "ex4_1"] and "2.1" in eval(numbers)
-    assert names == "('pennies_value',)"
+    assert names == "('pennies_value',)" and written == "['ex27_4.py', 'ex2_1.py']"
+    generated = (public_folder / "ex2_1.py").read_text()
+    assert generated.startswith("# Generated by scripts/build_exercises.py from labkit_instructor.exercises.ex2_1")
+    assert _module(generated)["PARTS"][0].part == "2.1(a)"
+
+
+def test_the_generated_public_checks_are_up_to_date():
+    """labkit/grading/public/<name>.py of every exercise written in one file is what the build
+    writes from it (run `make exercises` after editing the exercise)."""
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from build_exercises import GENERATED
+    material = importlib.import_module("labkit_instructor")
+    for name, source in material.PUBLIC_SOURCES.items():
+        path = ROOT / "labkit" / "grading" / "public" / f"{name}.py"
+        assert path.read_text() == GENERATED.format(name=name) + source.lstrip("\n"), name
+    generated = [p.stem for p in (ROOT / "labkit" / "grading" / "public").glob("*.py")
+                 if p.read_text().startswith("# Generated by scripts/build_exercises.py")]
+    assert sorted(generated) == sorted(material.PUBLIC_SOURCES)

@@ -26,15 +26,30 @@ __version__ = "0.1.0"
 MODULES = sorted(info.name for info in pkgutil.iter_modules(
     [str(Path(__file__).parent / "exercises")]) if info.name != "common")
 
+
+
+def _hidden_parts(name, module):
+    """The hidden checks of an exercise: ``PARTS`` in its own module (an exercise written in one
+    file), else in ``labkit_instructor.checks.<name>``."""
+    if hasattr(module, "PARTS"):
+        return module.PARTS
+    return importlib.import_module(f"labkit_instructor.checks.{name}").PARTS
+
+
 EXERCISES = {}
 SPECS = {}
+# {module name: source of labkit.grading.public.<name>} of the exercises written in one file
+# (``PUBLIC_CHECKS``); scripts/build_exercises.py writes them into labkit/grading/public/
+PUBLIC_SOURCES = {}
 for _name in MODULES:
-    _exercise = importlib.import_module(f"labkit_instructor.exercises.{_name}").EXERCISE
-    EXERCISES[_exercise.number] = _exercise
-    for _spec in importlib.import_module(f"labkit_instructor.checks.{_name}").PARTS:
+    _module = importlib.import_module(f"labkit_instructor.exercises.{_name}")
+    EXERCISES[_module.EXERCISE.number] = _module.EXERCISE
+    for _spec in _hidden_parts(_name, _module):
         SPECS[_spec.part] = _spec
-del _name, _exercise, _spec
+    if hasattr(_module, "PUBLIC_CHECKS"):
+        PUBLIC_SOURCES[_name] = _module.PUBLIC_CHECKS
+del _name, _module, _spec
 
 from labkit_instructor.checks import grade_part, spec_for  # noqa: E402
 
-__all__ = ["EXERCISES", "MODULES", "SPECS", "grade_part", "spec_for", "__version__"]
+__all__ = ["EXERCISES", "MODULES", "PUBLIC_SOURCES", "SPECS", "grade_part", "spec_for", "__version__"]
