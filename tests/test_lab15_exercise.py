@@ -452,3 +452,13 @@ def test_a_typical_wrong_answer_fails_its_check_cell(solution, part):
 def test_the_chance_dropped_hint_names_no_labkit_code():
     from test_grading_public import assert_names_no_answer
     assert_names_no_answer("L15(b)", LAB.public("L15(b)", _chance_dropped()).hints)
+
+
+def test_mccfr_that_ignores_its_seed_fails_its_check_cell(solution):
+    rng = np.random.default_rng(7)
+    namespace = dict(solution, mccfr=lambda kind, iterations, seed: solution["mccfr"](kind, iterations,
+                                                                                      int(rng.integers(1 << 30))))
+    result = LAB.public("L15(j)", namespace)
+    assert not result.ok and any("two different policies" in h for h in result.hints)
+    fixed = dict(solution, mccfr=lambda kind, iterations, seed: solution["mccfr"](kind, iterations, 0))
+    assert any("the same policy" in h for h in LAB.public("L15(j)", fixed).hints)

@@ -271,6 +271,25 @@ def _curves(value):
             raise Wrong(f"`curves[{name!r}]` needs 5 or more points, in increasing histories touched")
 
 
+# Monte Carlo CFR's public runs: the first run twice (a seed fixes every sampled episode, so the two
+# averages are equal), and once with another seed (other episodes: another average)
+MCCFR_RUNS = [("outcome", 3, 0), ("external", 2, 0), ("outcome", 3, 0), ("outcome", 3, 1)]
+
+
+def _reproducible(value):
+    runs = [as_array(r, "mccfr(...)") for r in probe_results(value, "mccfr", len(MCCFR_RUNS))]
+    if runs[0].shape != runs[2].shape or not np.array_equal(runs[0], runs[2]):
+        raise Wrong("`mccfr('outcome', 3, 0)` returned two different policies: draw every random number from a "
+                    "generator made from `seed` in the call (np.random.default_rng(seed)), not from a global one")
+
+
+def _seeded(value):
+    runs = [as_array(r, "mccfr(...)") for r in probe_results(value, "mccfr", len(MCCFR_RUNS))]
+    if runs[0].shape == runs[3].shape and np.array_equal(runs[0], runs[3]):
+        raise Wrong("`mccfr('outcome', 3, 0)` and `mccfr('outcome', 3, 1)` returned the same policy: the seed "
+                    "should decide which episodes are sampled")
+
+
 POLICY = _leaning()
 
 PARTS = [
@@ -316,8 +335,11 @@ PARTS = [
         ("external_sampling_regrets returns increments at the player's infosets",
          lambda v: _regret_table(probe_results(v, "external_sampling_regrets", 1)[0], "external_sampling_regrets", 1))),
         {"external_sampling_regrets": [(POLICY, 1, STREAM)]}, OWN_WORK["L15(i)"]),
-    public_part("L15(j)", ["mccfr"], 2, _feedback(("mccfr returns policies (936, 3)", lambda v: _policies(v, "mccfr", 2))),
-                {"mccfr": [("outcome", 3, 0), ("external", 2, 0)]}, OWN_WORK["L15(j)"]),
+    public_part("L15(j)", ["mccfr"], 2,
+                _feedback(("mccfr returns policies (936, 3)", lambda v: _policies(v, "mccfr", len(MCCFR_RUNS))),
+                          ("the same seed gives the same policy", _reproducible),
+                          ("another seed samples other episodes", _seeded)),
+                {"mccfr": MCCFR_RUNS}, OWN_WORK["L15(j)"]),
     public_part("L15(k)", ["curves"], 1, _feedback(("curves holds the seven methods", _curves),
                                                     ("NashConv >= 0, falling for CFR and CFR+", _curves_fall))),
 ]
