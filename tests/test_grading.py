@@ -27,7 +27,8 @@ from labkit.grading.reporter import RECORD_MIME, to_plain
 
 from _grading_support import EXERCISES, INSTRUCTOR, ROOT, MATERIAL as checks  # noqa: E402  (hidden checks)
 from _grading_support import solution_source as _solution_source, with_answers as _with_answers  # noqa: E402
-from labkit_instructor.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8  # noqa: E402
+from labkit_instructor.checks import base, ex27_3, ex27_6, ex27_7, ex27_8  # noqa: E402
+from labkit_instructor.exercises import ex27_4  # noqa: E402  (written in one file: its hidden checks too)
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from install_cell import for_the_book  # noqa: E402  (the first cell every notebook of the book has)
@@ -420,15 +421,33 @@ def test_read_notebook_rejects_a_cell_without_a_type():
         read_notebook(json.dumps(raw).encode(), "x.ipynb")
 
 
+def test_nbgrader_export_links_to_the_published_pages(tmp_path):
+    from labkit.grading.nbgrader_export import book_links, export
+    (path,) = export(tmp_path, "27.1", site_url="https://example.org/book/")
+    first = nbformat.read(path, as_version=4).cells[0].source
+    assert first.startswith("# Exercise 27.1")
+    assert "[Many learners](https://example.org/book/chapters/01_many_learners.html)" in first
+    assert book_links("see [the lab](../exercises/lab15_leduc_solvers.ipynb#part-b) and [OpenSpiel]"
+                      "(https://github.com/google-deepmind/open_spiel)") == (
+        "see the lab and [OpenSpiel](https://github.com/google-deepmind/open_spiel)")
+    assert book_links("[b](../book/intro.md#x)", "https://s.org") == "[b](https://s.org/book/intro.html#x)"
+
+
 def test_nbgrader_export_marks_every_cell(tmp_path):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["--export-nbgrader", str(tmp_path)]) == 0
-    main_paths = sorted(tmp_path.glob("source/ch27/*.ipynb"))
-    assert [p.name for p in main_paths] == sorted(ex.filename for ex in EXERCISES.values())
+    main_paths = sorted(tmp_path.glob("source/*/*.ipynb"))
+    # one assignment per exercise, named after its notebook
+    assert [(p.parent.name, p.name) for p in main_paths] == sorted(
+        (ex.filename.removesuffix(".ipynb"), ex.filename) for ex in EXERCISES.values())
     for path in main_paths:
         nb = nbformat.read(path, as_version=4)
         number = nb.metadata["labkit"]["exercise"]
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        # the student's title, and no link into the book's folders (they lead nowhere from nbgrader's)
+        assert nb.cells[0].source.startswith("# Exercise ") or nb.cells[0].source.startswith("# Lab ")
+        assert "Solution to exercise" not in text and "](../" not in text and ".ipynb)" not in text
         ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells]
         assert len(ids) == len(set(ids))
         tests = [c for c in nb.cells if "check" in c.metadata.get("tags", [])]

@@ -437,7 +437,7 @@ def _ev_bet_jack(q, king=-2.0, queen_call=-2.0, queen_fold=1.0, weight=0.5):
     ({"king": -1.0}, "K branch"), ({"queen_call": 2.0}, "Q branch"), ({"queen_fold": 0.0}, "Q branch"),
     ({"weight": 1.0}, "probability 1/2")])
 def test_27_4_b_hint_names_the_branch_that_is_wrong(wrong, branch):
-    from labkit_instructor.checks.ex27_4 import QUEEN_CALL_GRID
+    from labkit_instructor.exercises.ex27_4 import QUEEN_CALL_GRID
     value = {"ev_bet_jack": [_ev_bet_jack(q, **wrong) for (q,) in QUEEN_CALL_GRID], "call_queen_p2": 1 / 3}
     result = MATERIAL.grade_part("27.4(b)", value)
     assert result.points == 1 and len(result.hints) == 1 and branch in result.hints[0]

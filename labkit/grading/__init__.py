@@ -8,7 +8,7 @@ In a notebook, ``check("27.4(a)")`` reports a part's answer and prints one line 
 What students have, and what they do not
 ----------------------------------------
 labkit (what students install) holds the notebook format (`labkit.grading.notebooks`), the
-kernel-side reporter (`labkit.grading.reporter`), public format checks (`labkit.grading.public`)
+kernel-side reporter (`labkit.grading.reporter`), public checks (`labkit.grading.public`)
 and the grader. The worked solutions, the model answers and the hidden checks that compute the
 expected values are a separate distribution, ``labkit-instructor`` (the repository's
 ``instructor/``), which the grader loads with `labkit.grading.material.load` and which never
