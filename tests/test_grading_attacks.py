@@ -307,7 +307,9 @@ def test_a_slow_tail_costs_only_its_own_part(attacked):
 def test_copies_and_misleading_names_are_graded_and_flagged(attacked):
     for name, other in (("copy_a", "copy_b"), ("copy_b", "copy_a")):
         r = attacked["results"][name]
-        assert r["status"] == "flagged" and r["score"] == 5 and f"same answers as {other}" in r["reason"]
+        assert r["status"] == "flagged" and r["score"] == 5 and r["similar_to"] == [other]
+        # the instructor is told; the student's own feedback names no one else
+        assert other not in (r["reason"] or "") and other not in (attacked["feedback"] / f"{name}.md").read_text()
     r = attacked["results"][EXERCISES["27.2"].slug]
     assert r["exercise"] == "27.3" and r["score"] == 5 and r["status"] == "flagged"
     assert "file name suggests exercise 27.2" in r["reason"]

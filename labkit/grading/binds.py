@@ -242,15 +242,16 @@ def check(out, hidden=(), sandbox_uid=None):
         found = _module_folder(name)
         if not found:
             continue
-        real = Path(found[0]).resolve()
-        bound = next((f for f in out.folders if _inside(real, [f])), None)
-        if bound is None:
-            continue                      # under /usr: the system's own permissions
-        blocked = _readable_by_others(real, bound)
-        if blocked:
-            raise BindError(f"the sandbox runs as uid {sandbox_uid}, which cannot read {blocked}, where the grader's "
-                            f"{name} is; make it readable (chmod -R o+rX) or install the grader's Python where "
-                            "other users can read it")
+        # as the grader imports it (maybe through a link in a bound folder) and where it really is
+        for folder in dict.fromkeys([Path(found[0]), Path(found[0]).resolve()]):
+            bound = next((f for f in out.folders if _inside(folder, [f])), None)
+            if bound is None:
+                continue                  # under /usr: the system's own permissions
+            blocked = _readable_by_others(folder, bound)
+            if blocked:
+                raise BindError(f"the sandbox runs as uid {sandbox_uid}, which cannot read {blocked}, on the way to "
+                                f"the grader's {name}; make it readable (chmod -R o+rX) or install the grader's "
+                                "Python where other users can read it")
 
 
 def arguments(out):

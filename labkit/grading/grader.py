@@ -53,7 +53,7 @@ SETUP_TIMEOUT = 120.0         # the master's own setup cells (imports)
 MAX_ANSWER_CELLS = 10         # cells of one answer slot run one by one; more are joined into the last
 TIMED_CHECK_FACTOR = 2.0      # a timed probe call may take twice its budget before its check cell times out
 MAX_KERNELS = 8               # kernels one notebook may use (a kernel is replaced when it dies or hangs)
-WALL_FACTOR = 4.0             # the whole run's safety net: this many times the budget on the wall clock ...
+WALL_FACTOR = 10.0            # the whole run's safety net: this many times the budget on the wall clock ...
 STARTUP_ALLOWANCE = 60.0      # ... plus this many seconds
 
 VERDICT_OF = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood", "budget": "budget",

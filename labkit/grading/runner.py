@@ -46,11 +46,11 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 OUTPUT_CAP = 200_000       # characters of output one cell may produce
 TIMEOUT_REPLY = {"ename": "CellTimeout", "evalue": "the cell ran out of time", "traceback": []}
 PROBE_TIMEOUT = 5          # charged seconds a kernel gets to answer a probe cell after an interrupt
-IOPUB_TIMEOUT = 10         # wall seconds to wait for a cell's last outputs once its reply is in
+IOPUB_TIMEOUT = 60         # wall seconds to wait for a cell's last outputs once its reply is in (a safety net)
 STARTUP_TIMEOUT = 600      # wall seconds a kernel may take to start (a safety net: it needs ~2 s of CPU)
 TICK = 0.2                 # seconds between two readings of the watchdog
 GRACE = 5.0                # charged seconds an interrupted cell has to stop before its kernel is killed
-WALL_FACTOR = 4.0          # the safety net: a cell may take this many times its budget on the wall clock ...
+WALL_FACTOR = 10.0         # the safety net: a cell may take this many times its budget on the wall clock ...
 WALL_SLACK = 30.0          # ... plus this many seconds
 
 

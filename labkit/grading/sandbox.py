@@ -411,6 +411,8 @@ def run_driver(job, *, sandbox=True, limits=DEFAULT_LIMITS, wall=600.0, hidden=(
     `SANDBOX_KEY` with the group's OOM-kill and refused-fork counters at the moment it arrived,
     so the grader can tell which cell ran out of memory. `wall` is the safety net of the whole
     run, in seconds on the clock; `hidden` the instructor material's folders (never shown)."""
+    if stopping.is_set():                 # the grader is being interrupted: start nothing new
+        return DriverRun([], None, "stopped", "", 0.0)
     if sandbox:
         check_available(hidden)
     start = time.monotonic()

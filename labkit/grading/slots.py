@@ -15,8 +15,9 @@ them, need the slot). A folder that is not what it should be (a link, someone el
 by others) is refused, never used.
 
 Graders of labkit 0.2 and earlier locked slots in ``$TMPDIR/labkit-grade-slots-<uid>/slot-N``
-only. A slot is also locked there (`LEGACY_FOLDER`), so that such a grader still running on the
-machine, with the same temporary folder, never takes -- and kills -- a slot in use.
+only. A slot is also locked there (`LEGACY_FOLDER`, in this process's temporary folder and in
+``/tmp``, the default), so that such a grader still running on the machine never takes -- and
+kills -- a slot in use.
 """
 from __future__ import annotations
 
@@ -119,12 +120,12 @@ class Slot:
     def __enter__(self):
         root = os.geteuid() == 0
         folder = Path(self.folder) if self.folder is not None else lock_folder()
-        legacy = _legacy_folder()
+        legacy = _legacy_folders()
         for number in range(SLOTS):
             uid = UID_BASE + number
             if root and uid_taken(uid):
                 continue
-            fds = _lock_all([folder / f"slot-{number}.lock"] + ([legacy / f"slot-{number}"] if legacy else []))
+            fds = _lock_all([folder / f"slot-{number}.lock"] + [old / f"slot-{number}" for old in legacy])
             if fds is None:
                 continue
             self.number, self._fds = number, fds
@@ -155,18 +156,20 @@ def _lock_all(paths):
     return fds
 
 
-def _legacy_folder():
-    """Where labkit <= 0.2 locked slots, made as those graders made it (None if it cannot be, or is
-    not this user's own folder: then nothing can be honoured there)."""
-    folder = Path(tempfile.gettempdir()) / LEGACY_FOLDER.format(uid=os.geteuid())
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        info = os.lstat(folder)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
-        return None
-    return folder
+def _legacy_folders():
+    """Where labkit <= 0.2 locked slots (this process's temporary folder, and /tmp), made as those
+    graders made them; a folder that cannot be made, or is not this user's own, is left out."""
+    out = []
+    for temporary in dict.fromkeys([tempfile.gettempdir(), "/tmp"]):
+        folder = Path(temporary) / LEGACY_FOLDER.format(uid=os.geteuid())
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            info = os.lstat(folder)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022:
+            out.append(folder)
+    return out
 
 
 def _open_lock(path):
