@@ -294,7 +294,8 @@ def test_student_text_cannot_forge_report_lines(attacked):
     assert "two\\nlines" in table and "two\nlines" not in table        # escaped, readable, one line
     rows = attacked["csv"].read_text().splitlines()
     formula = [row for row in rows if "HYPERLINK" in row]
-    assert len(formula) == 1 and formula[0].startswith(("'=", "\"'="))
+    # the id is made safe; the name, kept as written, is quoted so no spreadsheet runs it
+    assert len(formula) == 1 and formula[0].startswith("HYPERLINK_http-x_y~") and ",\"'=HYPERLINK(" in formula[0]
     assert all(not cell.startswith(("=", "+", "@")) for row in rows for cell in row.split(","))
 
 

@@ -110,26 +110,32 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
     path : str or Path
         The submitted .ipynb (read only, never followed if it is a link).
     timeout : float
-        Seconds each cell may run.
+        Charged seconds each cell may use: CPU time, or time asleep, never time spent waiting
+        for a CPU (`labkit.grading.cpuclock`).
     exercise : str, optional
         The exercise expected (e.g. "27.4"); a notebook of another exercise is refused.
+    student : str, optional
+        The student's name (default: the file's stem); the ids are made from it.
     instructor : str or Path, optional
         Folder containing ``labkit_instructor`` (default: the installed distribution).
     sandbox : bool
         Run the kernel in a bubblewrap sandbox (default); False runs it as a plain process.
     budget : float
-        Seconds the whole notebook may take.
+        Charged seconds the whole notebook may use.
     limits : labkit.grading.sandbox.Limits, optional
         Memory, process, CPU and file limits of the sandbox (default `sandbox.DEFAULT_LIMITS`).
 
     Returns
     -------
     dict
-        ``{"student", "student_id", "path", "exercise", "status", "reason", "score", "max_score",
-        "parts": [...], "written": [...], "error", "flags", "seconds"}``. ``status`` is
+        ``{"student", "student_id", "submission_id", "path", "exercise", "status", "reason",
+        "score", "max_score", "parts": [...], "written": [...], "error", "flags", "seconds",
+        "sha256", "fingerprint", "similar_to", "final", "cpu_seconds"}``. ``status`` is
         "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then ``error`` says
         why, for the student, ``score`` is None and ``max_score`` the exercise's maximum, or
-        None when the notebook does not say which exercise it is).
+        None when the notebook does not say which exercise it is). ``final`` is False when a
+        part could not be timed fairly on a busy machine (verdict "busy") or the grader failed;
+        ``similar_to`` (filled by `grade_paths`) names the submissions with the same answers.
     """
     mat = _material.load(instructor)
     path = Path(path)
