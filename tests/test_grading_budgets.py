@@ -77,7 +77,7 @@ class _ScriptedKernel:
         return CellRun("ok", [], charged=0.5)
 
 
-def _run(tmp_path, monkeypatch, scripts):
+def _run(tmp_path, monkeypatch, scripts, everything=False):
     monkeypatch.setattr(runner, "KernelRun", _ScriptedKernel)
     _ScriptedKernel.scripts = {k: list(v) for k, v in scripts.items()}
     job = {"cells": [["setup", None, "setup"], ["answer", "p", "first"], ["check", "p", "check first"],
@@ -85,7 +85,7 @@ def _run(tmp_path, monkeypatch, scripts):
            "timeout": 10, "setup_timeout": 10, "budget": 100, "seals": [{"nonce": "0" * 32}]}
     events = _Events()
     driver.run_job(job, events, tmp_path)
-    return {e["index"]: e for e in events.sent if e["event"] == "cell"}
+    return events.sent if everything else {e["index"]: e for e in events.sent if e["event"] == "cell"}
 
 
 def test_a_cell_stopped_on_a_busy_machine_is_run_again_once(tmp_path, monkeypatch):
@@ -99,6 +99,24 @@ def test_a_cell_stopped_twice_on_a_busy_machine_is_not_graded(tmp_path, monkeypa
     cells = _run(tmp_path, monkeypatch, {"first": ["busy", "busy"]})
     assert cells[1]["status"] == "busy" and cells[1]["retried"] and "twice" in cells[1]["error"]
     assert cells[2]["status"] == "skipped" and cells[3]["status"] == "ok"
+
+
+def test_a_setup_stopped_twice_on_a_busy_machine_leaves_every_part_busy(tmp_path, monkeypatch):
+    from labkit.grading.checking import part_spec
+    from labkit.grading.grader import _verdicts
+    sent = _run(tmp_path, monkeypatch, {"setup": ["busy", "busy"]}, everything=True)
+    (fatal,) = sent
+    assert fatal["event"] == "fatal" and fatal["busy"] is True
+
+    class Run:
+        events = sent
+        oom_kills = process_limit_hits = 0
+        memory, processes, note, stderr, busy = 2 ** 30, 64, None, "", True
+    plan = [("setup", None, ""), ("answer", "p", ""), ("check", "p", "")]
+    (p,) = _verdicts(plan, Run, ["0" * 32], {"p": part_spec("p", ["x"], lambda v: None, 2)}, None)
+    assert p.verdict == "busy" and "too busy" in p.hints[0]
+    sent = _run(tmp_path, monkeypatch, {"setup": ["slow"]}, everything=True)        # its own fault: final
+    assert sent[0]["event"] == "fatal" and sent[0]["busy"] is False
 
 
 def test_a_busy_verdict_is_not_a_grade():

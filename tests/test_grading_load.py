@@ -75,6 +75,11 @@ def test_the_worked_lab15_solution_gets_full_marks_on_a_busy_machine(tmp_path):
         samples = list(burners.samples)
     finally:
         burners.stop()
+    print(f"\nload average while grading: min {min(samples, default=0):.1f}, max {max(samples, default=0):.1f} "
+          f"({len(samples)} samples, {len(burners.procs)} burners); scores "
+          + ", ".join(f"{r['student']} {r['score']}/{r['max_score']} ({r['seconds']:.0f} s, CPU {r['cpu_seconds']} s, "
+                      f"{r['retried']} cells retried)"
+                      for r in results))
     assert samples and min(samples) > LOAD, samples                 # it was graded on a busy machine
     scores = [(r["student"], r["score"], r["max_score"]) for r in results]
     assert scores == [(run, 19, 19) for run in ("run1", "run2", "run3")], \

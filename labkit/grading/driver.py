@@ -112,7 +112,7 @@ def run_job(job, events, workdir, meter=None):
         for src in setup_sources:
             run, _ = run_cell(kernel, src, max(timeout, setup_timeout))
             if run.status != "ok":
-                raise RuntimeError(f"the exercise's setup cell failed in the grader: {run.error}")
+                raise SetupFailed(f"the exercise's setup cell failed in the grader: {run.error}", run.status == "busy")
 
     trouble = set()
     options = {"meter": meter} if meter is not None else {}
@@ -120,7 +120,8 @@ def run_job(job, events, workdir, meter=None):
         try:
             run_setup(kernel)
         except Exception as exc:
-            events.send(event="fatal", error=str(exc)[:500], charged=round(spent[0], 3))
+            events.send(event="fatal", error=str(exc)[:500], charged=round(spent[0], 3),
+                        busy=getattr(exc, "busy", False))
             return
         for index, (role, part, source) in enumerate(cells):
             if role == "setup":
@@ -153,9 +154,17 @@ def run_job(job, events, workdir, meter=None):
                 try:
                     run_setup(kernel)
                 except Exception as exc:
-                    events.send(event="fatal", error=str(exc)[:500])
+                    events.send(event="fatal", error=str(exc)[:500], busy=getattr(exc, "busy", False))
                     return
         events.send(event="done", interrupts=kernel.interrupts, restarts=kernel.restarts, charged=round(spent[0], 3))
+
+
+class SetupFailed(RuntimeError):
+    """The exercise's own setup did not run; ``busy`` when a busy machine stopped it twice."""
+
+    def __init__(self, message, busy=False):
+        super().__init__(message)
+        self.busy = busy
 
 
 def _clock(run, name):

@@ -92,7 +92,7 @@ def _blank_result(intake, mat):
             "score": None, "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else None,
             "parts": [], "written": [], "error": None, "flags": list(intake.flags), "seconds": 0.0,
             "sha256": intake.sha256, "fingerprint": intake.fingerprint, "similar_to": [], "final": True,
-            "cpu_seconds": None}
+            "cpu_seconds": None, "retried": 0}
 
 
 def is_final(result):
@@ -130,12 +130,14 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
     dict
         ``{"student", "student_id", "submission_id", "path", "exercise", "status", "reason",
         "score", "max_score", "parts": [...], "written": [...], "error", "flags", "seconds",
-        "sha256", "fingerprint", "similar_to", "final", "cpu_seconds"}``. ``status`` is
+        "sha256", "fingerprint", "similar_to", "final", "cpu_seconds", "retried"}``. ``status`` is
         "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then ``error`` says
         why, for the student, ``score`` is None and ``max_score`` the exercise's maximum, or
         None when the notebook does not say which exercise it is). ``final`` is False when a
         part could not be timed fairly on a busy machine (verdict "busy") or the grader failed;
-        ``similar_to`` (filled by `grade_paths`) names the submissions with the same answers.
+        ``similar_to`` (filled by `grade_paths`) names the submissions with the same answers;
+        ``cpu_seconds`` is the sandbox's CPU time (with a control group), ``retried`` the number
+        of cells run again after a busy machine stopped them.
     """
     mat = _material.load(instructor)
     path = Path(path)
@@ -167,6 +169,7 @@ def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFA
         return result
     result["flags"] += notes
     result["cpu_seconds"] = None if run.cpu_seconds is None else round(run.cpu_seconds, 2)
+    result["retried"] = sum(1 for e in run.events if e.get("event") == "cell" and e.get("retried") is True)
     busy = [p.part for p in parts if p.verdict == BUSY]
     if busy:
         result["final"] = False
@@ -264,7 +267,7 @@ def _cell_events(events, count):
                 and isinstance(e.get("status"), str):
             cells[index] = {**e, "oom": delta[0], "forks_refused": delta[1]}
         elif kind == "fatal" and fatal is None:
-            fatal = str(e.get("error"))[:500]
+            fatal = _Fatal(str(e.get("error"))[:500], e.get("busy") is True)
             if delta[0]:                 # the setup ran out of memory: no part ran
                 seen = (seen[0] - delta[0], seen[1])
     return cells, fatal, seen
@@ -281,9 +284,20 @@ def _process_note(run, event):
     return ""
 
 
+class _Fatal(str):
+    """The driver's fatal error; ``busy`` when a busy machine, not the notebook, stopped the setup."""
+
+    def __new__(cls, text, busy=False):
+        self = super().__new__(cls, text)
+        self.busy = busy
+        return self
+
+
 def _stopped_reason(run, fatal, unexplained_oom=0):
     if unexplained_oom:
         return OUT_OF_MEMORY, f"the notebook stopped before this part: {_memory_limit(run)}"
+    if fatal and getattr(fatal, "busy", False):
+        return BUSY, f"the machine was too busy to run the exercise's setup ({fatal})"
     if fatal:
         return "kernel-died", f"the notebook could not go on: {fatal}"
     if run.note == "wall" and run.busy:
