@@ -103,6 +103,11 @@ def test_a_folder_holding_the_instructor_material_is_refused(tmp_path):
         binds.check(binds.Layout(folders=[repo], sources={repo: "on sys.path"}), hidden=[material])
     # the folder that holds the package itself is fine: the sandbox covers the package
     binds.check(binds.Layout(folders=[repo / "instructor"]), hidden=[material])
+    # and so is a venv in whose site folder labkit-instructor is installed
+    venv = tmp_path / "venv"
+    installed = venv / "lib" / "python3.11" / "site-packages" / "labkit_instructor"
+    installed.mkdir(parents=True)
+    binds.check(binds.Layout(folders=[venv]), hidden=[installed])
     with pytest.raises(binds.BindError, match="makes its own"):
         binds.check(binds.Layout(folders=[Path("/proc/self")]))
 

@@ -18,9 +18,10 @@ bind mounts of the real folders plus the links that lead to them, recreated insi
 path reads the same in the sandbox as outside.
 
 `check` refuses, with `BindError` naming the folder and the reason, what cannot be shown safely
-or at all: a folder that holds the instructor material in a sub-folder other than an installed
-``labkit_instructor`` (which the sandbox covers with a package that refuses to import), a folder
-the sandbox replaces (/proc, /dev, /sys), or a module folder the sandbox's user may not read.
+or at all: a folder around the instructor material other than the site folder of an installed
+``labkit_instructor`` (which the sandbox covers with a package that refuses to import) -- a
+repository's root, say, which also holds the worked solutions --, a folder the sandbox replaces
+(/proc, /dev, /sys), or a module folder the sandbox's user may not read.
 The grader then refuses to start and prints that message.
 """
 from __future__ import annotations
@@ -39,6 +40,7 @@ NEEDED = ("labkit", "nbclient", "nbformat", "jupyter_client", "jupyter_core", "i
 SYSTEM = ("/usr", "/etc")                  # bound whole by the sandbox
 REPLACED = ("/proc", "/dev", "/sys")       # made fresh inside: nothing of the host's can be bound there
 INSTRUCTOR_PACKAGE = "labkit_instructor"
+SITE_FOLDERS = ("site-packages", "dist-packages")
 
 QUERY = """
 import json, site, sys
@@ -231,7 +233,9 @@ def check(out, hidden=(), sandbox_uid=None):
             raise BindError(f"{folder} ({why}) cannot be shown inside the sandbox, which makes its own "
                             f"{', '.join(REPLACED)}; install the grader's Python elsewhere")
         for material in hidden:
-            if folder in material.parent.parents:
+            # an installed package (in a site folder) is covered inside; a source tree around it is not
+            installed = material.parent.name in SITE_FOLDERS
+            if folder in material.parent.parents and not installed:
                 raise BindError(f"{folder} ({why}) also holds the instructor material ({material}); the sandbox "
                                 "would show it to students. Install labkit so that its folder does not contain the "
                                 "material (pip install . or an editable install of labkit alone), or keep the "
