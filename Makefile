@@ -7,15 +7,18 @@ BIN    := $(VENV)/bin
 PYTEST_WORKERS ?= 2
 SOLUTIONS ?= 1
 
-.PHONY: book test test-fast notebooks exercises venv clean
+.PHONY: book pdf test test-fast notebooks exercises venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # labkit with its grading extra, and the instructor material (solutions, hidden checks) beside it
+# then the numba kernels are compiled once for this installation (python -m labkit compile), so no
+# notebook or test waits for them
 $(VENV)/.book-installed: $(BIN)/python requirements.txt pyproject.toml instructor/pyproject.toml
 	$(BIN)/pip install --quiet -r requirements.txt -e ".[grading]" -e instructor/
+	$(BIN)/python -m labkit compile
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
@@ -26,7 +29,8 @@ venv: $(VENV)/.test-installed
 
 # make book REPOSITORY=https://github.com/ORG/REPO  turns on the launch buttons for one build (the
 # lasting setting is repository.url in _config.yml); make book SOLUTIONS=0  leaves the solutions out.
-# After Jupyter Book: the downloadable notebooks get the build's install cell (scripts/install_cell.py),
+# After Jupyter Book: the downloadable notebooks get the build's install cell (scripts/install_cell.py)
+# and plain Jupyter Markdown instead of MyST (scripts/plain_markdown.py),
 # and the JupyterLite site of the chapters and exercises is built into _build/html/lite (offline).
 REPOSITORY ?=
 book: $(VENV)/.book-installed
@@ -34,14 +38,24 @@ book: $(VENV)/.book-installed
 	$(BIN)/jupyter-book build -W --path-output . $$($(BIN)/python scripts/book_config.py --out _build/config \
 	  $(if $(REPOSITORY),--repository $(REPOSITORY)) $(if $(filter 0,$(SOLUTIONS)),--no-solutions)) .
 	$(BIN)/python scripts/install_cell.py --site _build/html --config _build/config/_config.yml
+	$(BIN)/python scripts/plain_markdown.py --site _build/html --config _build/config/_config.yml
 	$(BIN)/python scripts/build_lite.py --site _build/html --config _build/config/_config.yml
+	$(BIN)/python scripts/link_pdf.py --site _build/html --pdf _build/pdf/book.pdf
+
+# the whole book as a PDF, _build/pdf/book.pdf (Jupyter Book's LaTeX builder with xelatex; needs Debian's
+# TeX packages, which .ci/run installs), offered on the site when one is built (scripts/link_pdf.py;
+# make book offers it too). make pdf SOLUTIONS=0 leaves the solutions out, as for the site.
+pdf: $(VENV)/.book-installed
+	$(BIN)/python scripts/build_pdf.py --out _build/pdf $(if $(filter 0,$(SOLUTIONS)),--no-solutions)
+	if [ -f _build/html/index.html ]; then \
+	  $(BIN)/python scripts/link_pdf.py --site _build/html --pdf _build/pdf/book.pdf; fi
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
-# fast feedback while developing: the library tests only
+# fast feedback while developing: the library tests only (no notebooks, no browser)
 test-fast: $(VENV)/.test-installed
-	$(BIN)/python -m pytest tests -x -q -o addopts="" -p no:nbval
+	$(BIN)/python -m pytest tests -x -q -o addopts="" -p no:nbval -p no:cacheprovider --ignore=tests/browser -m "not browser"
 
 # re-execute every notebook in place (the only way stored outputs are made)
 notebooks: $(VENV)/.book-installed

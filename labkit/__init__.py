@@ -4,15 +4,20 @@
     game = lk.games.load("kuhn_poker")
     lk.nash_conv(game, lk.uniform_policy(game))     # 11/12
 
-The solvers (CFR, CFRPlus, MCCFR, MMD, PSRO, EFR) and the modules `dynamics`, `experiments`
-and `grading` are imported on first use, so ``import labkit`` stays fast.
+The solvers (CFR, CFRPlus, DCFR, MCCFR, MMD, PSRO, EFR) and the modules `dynamics`,
+`experiments`, `grading` and the others are imported on first use, and scipy and numba only by the
+functions that need them, so ``import labkit`` costs about a third of ``import numpy``
+(benchmarks/bench_import.py). ``python -m labkit`` says what is installed and which commands there
+are.
 """
+from __future__ import annotations
+
 import importlib
+from typing import Any
 
 from labkit import games
 from labkit.evaluate import (best_response, counterfactual_values, expected_payoffs, exploitability,
-                             history_values, nash_conv, reach_probabilities,
-                             terminal_reach_probabilities)
+                             history_values, nash_conv, reach_probabilities, terminal_reach_probabilities)
 from labkit.lp import zero_sum_equilibrium
 from labkit.policy import TabularPolicy, uniform_policy
 
@@ -26,15 +31,15 @@ _LAZY = {
     "PSRO": "labkit.psro",
     "EFR": "labkit.efr", "DeviationType": "labkit.efr",
 }
-_LAZY_MODULES = {"data", "deep", "kernels", "dynamics", "regret", "solver", "cooperative", "social", "experiments", "grading", "plot", "widgets", "hindsight", "cfr",
-                 "mccfr", "mmd", "psro", "efr"}
+_LAZY_MODULES = {"data", "deep", "kernels", "dynamics", "regret", "solver", "cooperative", "social", "experiments",
+                 "grading", "plot", "widgets", "hindsight", "cfr", "mccfr", "mmd", "psro", "efr"}
 
 __all__ = ["games", "TabularPolicy", "uniform_policy", "expected_payoffs", "best_response", "nash_conv",
-           "exploitability", "counterfactual_values", "reach_probabilities", "terminal_reach_probabilities", "history_values",
-           "zero_sum_equilibrium", *_LAZY]
+           "exploitability", "counterfactual_values", "reach_probabilities", "terminal_reach_probabilities",
+           "history_values", "zero_sum_equilibrium", *_LAZY]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _LAZY_MODULES:
@@ -42,5 +47,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY) | _LAZY_MODULES)

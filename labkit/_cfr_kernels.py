@@ -11,43 +11,110 @@ player u's (alternating updates) or, for u = n, every player's at once.
 What the kernel leaves out, with an alternating update of player i, is what cannot change:
 the numpy version computes values and regret matching at every row and then masks the other
 players' rows, whose regrets, tie bounds and sums receive exact zeros (and RM+ and regret
-matching of unchanged rows give the same numbers again).
+matching of unchanged rows give the same numbers again). Likewise the own reach x(I, a) of a
+row only changes when its player's policy does, so after the first update of a call only the
+rows of the previous update are recomputed.
+
+Layout. The game's index arrays are one int32 array and its constants one float64 array, each a
+header of offsets followed by its parts (`pack`, in the order of INDEX_PARTS and FLOAT_PARTS),
+so a call passes nine arguments instead of thirty: numba's dispatch costs about 0.1 us per
+argument, as much as a whole Kuhn poker iteration. The terms of each update come sorted by the
+entry they add to, in runs summed in a register from 0.0 (the order of `np.bincount`); the
+decision-history terms of the others' reach pi_{-i}(I) are in the order in which the regret
+update visits the rows, one run per row, so the tie bound is formed where it is used.
 """
+import numpy as np
+
 from labkit.kernels import njit
 from labkit.regret import TIE_TOLERANCE
 
+INDEX_PARTS = ("parent_ext", "term_start", "term_target", "term_off", "term_others", "dec_start", "dec_off",
+               "dec_others", "rows", "row_level")
+FLOAT_PARTS = ("term_payoff", "dec_chance", "payoff_bound", "legal", "uniform")
+
+ALTERNATING, DISCOUNT, RM_PLUS = 1, 2, 4           # bits of `mode`
+
+
+def pack(parts, names, dtype):
+    """One array: len(names) + 1 offsets (counted from the start of the array), then the parts."""
+    arrays = [np.asarray(parts[name]).reshape(-1) for name in names]
+    offsets = len(names) + 1 + np.concatenate(([0], np.cumsum([len(a) for a in arrays])))
+    packed = np.concatenate([offsets] + arrays)
+    if dtype == np.int32 and len(packed) and (packed.max() >= 2 ** 31 or packed.min() < -2 ** 31):
+        raise ValueError("this game is too large for the compiled CFR kernel's int32 indices")
+    return packed.astype(dtype)
+
+
+@njit(inline=True)
+def _part(packed, k):
+    return packed[packed[k]:packed[k + 1]]
+
 
 @njit
-def _update(u, weight, discount, positive, negative, rm_plus, sigma, reach_ext, q_ext, v, others_reach, acc,
-            parent_ext, level_start, term_start, term_target, term_off, term_others, term_payoff,
-            dec_start, dec_target, dec_off, dec_others, dec_chance, rows, row_level, payoff_bound, legal, uniform,
-            regrets, policy_sum, scale):
+def iterations(mode, schedule, sigma, regrets, policy_sum, scale, index, floats, work):
+    """len(schedule) // 3 CFR iterations. schedule = (weights, positive, negative): iteration k's
+    averaging weight and DCFR discount factors, computed by the caller in Python so that they are
+    the numpy backend's numbers. work holds reach_ext, q_ext (I A + 1 each), v (I) and acc (I A + 1)."""
+    I, A = sigma.shape
+    S = I * A + 1
+    parent_ext, term_start, term_target = _part(index, 0), _part(index, 1), _part(index, 2)
+    term_off, term_others, dec_start, dec_off = _part(index, 3), _part(index, 4), _part(index, 5), _part(index, 6)
+    dec_others, rows, row_level_flat = _part(index, 7), _part(index, 8), _part(index, 9)
+    term_payoff, dec_chance, payoff_bound = _part(floats, 0), _part(floats, 1), _part(floats, 2)
+    legal, uniform = _part(floats, 3).reshape(I, A), _part(floats, 4).reshape(I, A)
+    reach_ext, q_ext, v, acc = work[:S], work[S:2 * S], work[2 * S:2 * S + I], work[2 * S + I:3 * S + I]
+    n = len(term_off) - 2
+    depths = len(row_level_flat) // (n + 1) - 1
+    row_level = row_level_flat.reshape(n + 1, depths + 1)
+    W = n - 1                                      # others per term
+    alternating = (mode & ALTERNATING) != 0
+    count = len(schedule) // 3
+    previous = n                                   # the first update computes every row's reach
+    for k in range(count):
+        weight, positive, negative = schedule[k], schedule[count + k], schedule[2 * count + k]
+        first, last = (0, n) if alternating else (n, n + 1)
+        for u in range(first, last):
+            _update(u, previous, n, W, depths, weight, positive, negative, mode, sigma, regrets, policy_sum,
+                    scale, parent_ext, term_start, term_target, term_off, term_others, dec_start, dec_off,
+                    dec_others, rows, row_level, term_payoff, dec_chance, payoff_bound, legal, uniform,
+                    reach_ext, q_ext, v, acc)
+            previous = u
+
+
+@njit
+def _update(u, previous, n, W, depths, weight, positive, negative, mode, sigma, regrets, policy_sum, scale,
+            parent_ext, term_start, term_target, term_off, term_others, dec_start, dec_off, dec_others, rows,
+            row_level, term_payoff, dec_chance, payoff_bound, legal, uniform, reach_ext, q_ext, v, acc):
     """Update u: steps 2-5 of `labkit.cfr` at update u's rows, then their regret matching."""
     I, A = sigma.shape
-    # 2. own reach x(I, a) = x(parent sequence) sigma(I, a), every row, in own-depth order
-    for r in range(level_start[1]):
-        for a in range(A):
-            reach_ext[1 + r * A + a] = sigma[r, a]
-    for r in range(level_start[1], I):
+    # 2. own reach x(I, a) = x(parent sequence) sigma(I, a) (x(empty) = 1: an exact product), in
+    # own-depth order, at the rows whose policy changed in the previous update
+    for k in range(row_level[previous, 0], row_level[previous, depths]):
+        r = rows[k]
         parent = reach_ext[parent_ext[r]]
         for a in range(A):
             reach_ext[1 + r * A + a] = sigma[r, a] * parent
-    # 3. every terminal adds pi_{-i}(z) u_i(z) to its player's last sequence (np.bincount)
-    # (runs of terms adding to one sequence, each summed from 0.0 in np.bincount's order)
+    # 3. every terminal adds pi_{-i}(z) u_i(z) to its player's last sequence (np.bincount), a run
+    # of terms adding to one sequence at a time, summed from 0.0 in np.bincount's order
     q_ext[:] = 0.0
-    for g in range(term_off[u], term_off[u + 1]):
-        total = 0.0
-        for e in range(term_start[g], term_start[g + 1]):
-            # the product of the others' reach, left to right (1.0 in a one-player game)
-            w = reach_ext[term_others[e, 0]] if term_others.shape[1] else 1.0
-            for j in range(1, term_others.shape[1]):
-                w *= reach_ext[term_others[e, j]]
-            w *= term_payoff[e]
-            total += w
-        q_ext[term_target[g]] = total
+    if W == 1:                                     # two players: one other reach per term
+        for g in range(term_off[u], term_off[u + 1]):
+            total = 0.0
+            for e in range(term_start[g], term_start[g + 1]):
+                total += reach_ext[term_others[e]] * term_payoff[e]
+            q_ext[term_target[g]] = total
+    else:
+        for g in range(term_off[u], term_off[u + 1]):
+            total = 0.0
+            for e in range(term_start[g], term_start[g + 1]):
+                # the product of the others' reach, left to right (1.0 in a one-player game)
+                w = reach_ext[term_others[e * W]] if W else 1.0
+                for j in range(1, W):
+                    w *= reach_ext[term_others[e * W + j]]
+                total += w * term_payoff[e]
+            q_ext[term_target[g]] = total
     # bottom-up, a level at a time: v(I) = sum_a sigma(I, a) q(I, a), then added to the parent
     # sequence of I as one sum per parent (np.bincount of the level, added to the level above)
-    depths = row_level.shape[1] - 1
     for d in range(depths - 1, -1, -1):
         lo, hi = row_level[u, d], row_level[u, d + 1]
         for k in range(lo, hi):
@@ -63,43 +130,46 @@ def _update(u, weight, discount, positive, negative, rm_plus, sigma, reach_ext, 
                 p = parent_ext[rows[k]]
                 q_ext[p] += acc[p]          # a second child of the same parent adds acc = 0.0
                 acc[p] = 0.0
-    # the others' and chance's reach pi_{-i}(I) of the updated infosets
-    for k in range(row_level[u, 0], row_level[u, depths]):
-        others_reach[rows[k]] = 0.0
-    for g in range(dec_off[u], dec_off[u + 1]):
-        total = 0.0
-        for e in range(dec_start[g], dec_start[g + 1]):
-            w = reach_ext[dec_others[e, 0]] if dec_others.shape[1] else 1.0
-            for j in range(1, dec_others.shape[1]):
-                w *= reach_ext[dec_others[e, j]]
-            w *= dec_chance[e]
-            total += w
-        others_reach[dec_target[g]] = total
-    # 4-5. regrets (exact ties to exact zeros), tie bounds, average policy; then RM+, DCFR's
+    # 4-5. the others' and chance's reach pi_{-i}(I) (its run of decision histories, np.bincount's
+    # sum), regrets (exact ties to exact zeros), tie bounds, average policy; then RM+, DCFR's
     # discount, and regret matching of the updated rows
-    plain_average = u == row_level.shape[0] - 1 and weight == 1.0
+    rm_plus, discount = (mode & RM_PLUS) != 0, (mode & DISCOUNT) != 0
+    plain_average = u == n and weight == 1.0
     most = positive if positive >= negative else negative
+    g = dec_off[u]
     for k in range(row_level[u, 0], row_level[u, depths]):
         r = rows[k]
-        bound = others_reach[r] * payoff_bound[r]
-        for a in range(A):
-            instant = (q_ext[1 + r * A + a] - v[r]) * legal[r, a]
-            if abs(instant) <= TIE_TOLERANCE * bound:
-                instant = 0.0
-            regrets[r, a] += instant
+        others = 0.0
+        if W == 1:
+            for e in range(dec_start[g], dec_start[g + 1]):
+                others += reach_ext[dec_others[e]] * dec_chance[e]
+        else:
+            for e in range(dec_start[g], dec_start[g + 1]):
+                w = reach_ext[dec_others[e * W]] if W else 1.0
+                for j in range(1, W):
+                    w *= reach_ext[dec_others[e * W + j]]
+                others += w * dec_chance[e]
+        g += 1
+        bound = others * payoff_bound[r]
+        tie = TIE_TOLERANCE * bound
+        value = v[r]
+        base = 1 + r * A
         scale[r, 0] += bound
+        threshold = TIE_TOLERANCE * scale[r, 0]
         for a in range(A):
-            x = reach_ext[1 + r * A + a]
+            instant = (q_ext[base + a] - value) * legal[r, a]
+            if abs(instant) <= tie:
+                instant = 0.0
+            regret = regrets[r, a] + instant
+            if rm_plus and regret <= threshold:
+                regret = 0.0
+            regrets[r, a] = regret
+            x = reach_ext[base + a]
             if plain_average:
                 policy_sum[r, a] += x
             else:
                 policy_sum[r, a] += x * (weight * legal[r, a])
-        threshold = TIE_TOLERANCE * scale[r, 0]
-        if rm_plus:
-            for a in range(A):
-                if regrets[r, a] <= threshold:
-                    regrets[r, a] = 0.0
-        if discount and u < row_level.shape[0] - 1:     # DCFR discounts after alternating updates
+        if discount and u < n:                           # DCFR discounts after alternating updates
             for a in range(A):
                 regrets[r, a] *= positive if regrets[r, a] >= 0.0 else negative
             scale[r, 0] *= most
@@ -113,20 +183,3 @@ def _update(u, weight, discount, positive, negative, rm_plus, sigma, reach_ext, 
             total = p if a == 0 else total + p
         for a in range(A):
             sigma[r, a] = sigma[r, a] / total if total > 0.0 else uniform[r, a]
-
-
-@njit
-def iterations(alternating, weights, positive, negative, discount, rm_plus, sigma, reach_ext, q_ext, v,
-               others_reach, acc, parent_ext, level_start, term_start, term_target, term_off, term_others,
-               term_payoff, dec_start, dec_target, dec_off, dec_others, dec_chance, rows, row_level, payoff_bound,
-               legal, uniform, regrets, policy_sum, scale):
-    """len(weights) CFR iterations: weights[k], positive[k], negative[k] are iteration k's
-    averaging weight and DCFR discount factors (computed by the caller in Python, so they are the
-    numpy backend's numbers)."""
-    n = row_level.shape[0] - 1
-    for k in range(len(weights)):
-        for u in range(n) if alternating else range(n, n + 1):
-            _update(u, weights[k], discount, positive[k], negative[k], rm_plus, sigma, reach_ext, q_ext, v,
-                    others_reach, acc, parent_ext, level_start, term_start, term_target, term_off, term_others,
-                    term_payoff, dec_start, dec_target, dec_off, dec_others, dec_chance, rows, row_level,
-                    payoff_bound, legal, uniform, regrets, policy_sum, scale)

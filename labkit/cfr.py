@@ -30,12 +30,15 @@ its terms counts as an exact 0: the instantaneous regrets are bounded by
 pi_{-i}(I) max_z |u_i(z)| (step 3 also sums the others' and chance's reach pi_{-i}(I) of every
 infoset), the cumulative ones by the running sum of those bounds (`regret_scale`, discounted
 like the regrets in DCFR). So CFR, CFR+ and DCFR follow exact rational-arithmetic CFR on games
-with ties (tests/test_exact_ties.py); see `labkit.regret` for the argument.
+with ties (tests/test_exact_ties.py); see `labkit.regret` for the argument. The tolerance is the
+solvers' ``tie_tolerance`` argument: 0 compares regrets with 0 exactly.
 
 The passes never recurse: infosets are re-ordered internally by their depth in their player's
 own sequence tree, so each level of step 2 and step 3 is one numpy operation on a slice.
 """
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,8 +46,12 @@ from labkit import kernels
 from labkit._messages import show
 from labkit.evaluate import _reach
 from labkit.policy import TabularPolicy
-from labkit.regret import TIE_TOLERANCE, clean_ties, regret_matching, uniform_rows
+from labkit.regret import TIE_TOLERANCE, _check_tolerance, regret_matching, uniform_rows
 from labkit.solver import Solver
+from labkit.tree import GameTree
+
+if TYPE_CHECKING:
+    from labkit.games import GameLike
 
 __all__ = ["CFR", "CFRPlus", "DCFR", "SequenceTree"]
 
@@ -70,9 +77,20 @@ class SequenceTree:
         own_ext, the extended index of i's last sequence before z; others_ext, the other
         players' last sequences ((k,) for two players, else (k, n - 1)); chance_payoff,
         pi_c(z) u_i(z). Pairs where i never acted are left out of the per-player triples.
+
+    Parameters
+    ----------
+    game : GameTree
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> tree = sequence_tree(lk.games.load("kuhn_poker"))
+    >>> tree.num_sequences, [rows for rows, _ in tree.levels]
+    (24, [slice(0, 9, None), slice(9, 12, None)])
     """
 
-    def __init__(self, game):
+    def __init__(self, game: GameTree):
         I, A, n = game.num_infosets, game.num_actions, game.num_players
         self.num_infosets, self.num_actions, self.num_players = I, A, n
         self.num_sequences = I * A
@@ -100,7 +118,7 @@ class SequenceTree:
         chance_reach = chance_all[z]
         chance_payoff = (chance_reach[:, None] * game.returns[z]).reshape(-1)
         owner = np.tile(np.arange(n), len(z))
-        self.terminal_terms = {None: (own_ext, others_ext.copy(), chance_payoff)}
+        self.terminal_terms: dict[int | None, tuple[Any, ...]] = {None: (own_ext, others_ext.copy(), chance_payoff)}
         for i in range(n):
             keep = (owner == i) & (own_ext > 0)
             self.terminal_terms[i] = (own_ext[keep], others_ext[keep], chance_payoff[keep])
@@ -114,19 +132,29 @@ class SequenceTree:
             others_h = others_h[:, 0]
         chance_h = chance_all[h]
         rows_h = self.rank[game.infoset[h]]
-        self.decision_terms = {None: (rows_h, others_h, chance_h)}
+        self.decision_terms: dict[int | None, tuple[Any, ...]] = {None: (rows_h, others_h, chance_h)}
         for i in range(n):
             keep = acting == i
             self.decision_terms[i] = (rows_h[keep], others_h[keep], chance_h[keep])
         # max_z |u_i(z)| of the acting player, per internal row: the payoff factor of the tie bound
         largest = np.abs(game.returns[z]).max(axis=0) if len(z) else np.zeros(n)
         self.payoff_bound = largest[self.player]
-        self.kernel_arrays = self._kernel_arrays(parent_ext)
+        self._parent_ext = parent_ext
+        self._kernel_plan = None
 
-    def _kernel_arrays(self, parent_ext):
-        """The same terms for the compiled kernel (labkit._cfr_kernels): for each update
+    def kernel_plan(self):
+        """The same terms for the compiled kernel (labkit._cfr_kernels), packed into one int32 and
+        one float64 array (`labkit._cfr_kernels.pack`); built on first use. For each update
         (player 0, ..., n - 1, then all players at once as number n) its slice of concatenated
         arrays, given by offsets; the rows of each update grouped by own depth."""
+        if self._kernel_plan is None:
+            from labkit import _cfr_kernels
+            parts = self._kernel_parts()
+            self._kernel_plan = (_cfr_kernels.pack(parts, _cfr_kernels.INDEX_PARTS, np.int32),
+                                 _cfr_kernels.pack(parts, _cfr_kernels.FLOAT_PARTS, np.float64))
+        return self._kernel_plan
+
+    def _kernel_parts(self):
         n, I = self.num_players, self.num_infosets
         keys = list(range(n)) + [None]
 
@@ -139,20 +167,20 @@ class SequenceTree:
             """Each update's terms sorted (stably) by the entry they add to, and the runs of equal
             entries: a run is summed in a register, from 0.0 in the original order, as np.bincount
             sums it, instead of through memory (a chain of dependent loads and stores)."""
-            order, run_start, run_target, run_off = [], [0], [], [0]
+            order, run_start, run_target, run_off = [], [np.zeros(1, dtype=np.int64)], [], [0]
             base = 0
             for key in keys:
-                target = np.asarray(terms[key][0])
+                target = np.asarray(terms[key][0], dtype=np.int64)
                 sort = np.argsort(target, kind="stable")
                 order.append(base + sort)
-                bounds = np.flatnonzero(np.diff(target[sort])) + 1
-                starts = np.concatenate(([0], bounds)) if len(target) else np.zeros(0, dtype=np.int64)
-                run_start.extend((base + np.concatenate((starts[1:], [len(target)]))).tolist() if len(target) else [])
-                run_target.extend(target[sort][starts].tolist())
-                run_off.append(len(run_target))
+                sorted_target = target[sort]
+                starts = np.flatnonzero(np.diff(sorted_target, prepend=-1)) if len(target) else sort
+                run_start.append(base + np.append(starts[1:], len(target)) if len(target) else starts)
+                run_target.append(sorted_target[starts])
+                run_off.append(run_off[-1] + len(starts))
                 base += len(target)
-            return (np.concatenate(order).astype(np.int64), np.array(run_start, dtype=np.int64),
-                    np.array(run_target, dtype=np.int64), np.array(run_off, dtype=np.int64))
+            return (np.concatenate(order).astype(np.int64), np.concatenate(run_start).astype(np.int64),
+                    np.concatenate(run_target).astype(np.int64), np.array(run_off, dtype=np.int64))
 
         level_of = np.repeat(np.arange(len(self.levels)), [lv.stop - lv.start for lv, _ in self.levels])
         groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.arange(I)]
@@ -160,36 +188,109 @@ class SequenceTree:
         starts = np.cumsum([0] + [len(g) for g in groups])
         # row_level[u, d]: where update u's rows of own depth d start in `rows`
         row_level = np.array([start + np.searchsorted(level_of[g], np.arange(len(self.levels) + 1))
-                              for start, g in zip(starts, groups)], dtype=np.int64)
+                              for start, g in zip(starts, groups, strict=False)], dtype=np.int64)  # starts: one more
         term, dec = grouped(self.terminal_terms), grouped(self.decision_terms)
+        # the regret update visits each update's rows in `rows` order and reads their runs of
+        # decision-history terms in turn: one run per row (every infoset has a history), same order
+        if not np.array_equal(dec[2], rows):
+            raise AssertionError("the decision-history runs are not in the order of the kernel's rows")
         return dict(
-            parent_ext=parent_ext.astype(np.int64),
-            level_start=np.array([lv.start for lv, _ in self.levels] + [I], dtype=np.int64),
-            term_runs=term[1:], term_others=stacked(self.terminal_terms, 1)[term[0]],
+            parent_ext=self._parent_ext, term_start=term[1], term_target=term[2], term_off=term[3],
+            term_others=stacked(self.terminal_terms, 1)[term[0]],
             term_payoff=stacked(self.terminal_terms, 2)[term[0], 0],
-            dec_runs=dec[1:], dec_others=stacked(self.decision_terms, 1)[dec[0]],
+            dec_start=dec[1], dec_off=dec[3], dec_others=stacked(self.decision_terms, 1)[dec[0]],
             dec_chance=stacked(self.decision_terms, 2)[dec[0], 0],
-            rows=rows, row_level=row_level,
-            payoff_bound=np.ascontiguousarray(self.payoff_bound, dtype=np.float64),
-            legal=self.legal.astype(np.float64), uniform=np.ascontiguousarray(self.uniform))
+            rows=rows, row_level=row_level, payoff_bound=self.payoff_bound,
+            legal=self.legal.astype(np.float64), uniform=self.uniform)
 
-    def extended(self, game_seq):
-        """Extended index (0 = empty) of game sequences J * A + a (-1 = empty)."""
+    def extended(self, game_seq: Any) -> np.ndarray:
+        """Extended index (0 = empty) of game sequences J * A + a (-1 = empty).
+
+        Parameters
+        ----------
+        game_seq : int array_like
+            Sequences in the game's numbering, infoset J * A + action a, or -1.
+
+        Returns
+        -------
+        int array
+            1 + (internal row of J) * A + a, or 0 for -1.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> kuhn = lk.games.load("kuhn_poker")
+        >>> sequence_tree(kuhn).extended([-1, kuhn.infoset_index("Q|p") * 2 + 1])
+        array([0, 8])
+        """
         A = self.num_actions
         game_seq = np.asarray(game_seq)
         safe = np.maximum(game_seq, 0)
         return np.where(game_seq >= 0, 1 + self.rank[safe // A] * A + safe % A, 0)
 
-    def to_game_order(self, rows):
-        """(I, A) internal rows -> game infoset order."""
+    def to_game_order(self, rows: np.ndarray) -> np.ndarray:
+        """(I, ...) rows in internal order -> the game's infoset order.
+
+        Parameters
+        ----------
+        rows : (I, ...) array
+
+        Returns
+        -------
+        (I, ...) array
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import labkit as lk
+        >>> tree = sequence_tree(lk.games.load("kuhn_poker"))
+        >>> rows = np.arange(12)
+        >>> bool((tree.to_game_order(tree.from_game_order(rows)) == rows).all())
+        True
+        """
         return rows[self.rank]
 
-    def from_game_order(self, rows):
+    def from_game_order(self, rows: np.ndarray) -> np.ndarray:
+        """(I, ...) rows in the game's infoset order -> internal order (inverse of `to_game_order`).
+
+        Parameters
+        ----------
+        rows : (I, ...) array
+
+        Returns
+        -------
+        (I, ...) array
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import labkit as lk
+        >>> kuhn = lk.games.load("kuhn_poker")
+        >>> tree = sequence_tree(kuhn)
+        >>> [kuhn.infoset_keys[i] for i in tree.from_game_order(np.arange(12))][-3:]   # own depth 1 last
+        ['J|pb', 'Q|pb', 'K|pb']
+        """
         return rows[self.order]
 
 
-def sequence_tree(game) -> SequenceTree:
-    """The `SequenceTree` of `game`, built on first use and cached on the game."""
+def sequence_tree(game: GameTree) -> SequenceTree:
+    """The `SequenceTree` of `game`, built on first use and cached on the game.
+
+    Parameters
+    ----------
+    game : GameTree
+
+    Returns
+    -------
+    SequenceTree
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> sequence_tree(kuhn) is sequence_tree(kuhn)
+    True
+    """
     cached = game.__dict__.get("_sequence_tree")
     if cached is None:
         cached = game.__dict__["_sequence_tree"] = SequenceTree(game)
@@ -208,7 +309,7 @@ class _CounterfactualPass:
         # top-down levels as views of the reach buffer, with (k, 1) parent indices to broadcast
         self.down_levels = [(self.reach[rows], parent_ext[:, None]) for rows, parent_ext in tree.levels[1:]]
         # the bottom-up pass adds level d's values into level d-1's sequences
-        self.up_levels = []
+        self.up_levels: list[tuple[Any, Any, Any, int]] = []
         for d in range(len(tree.levels) - 1, -1, -1):
             rows, parent_ext = tree.levels[d]
             if d == 0:
@@ -250,15 +351,26 @@ class _CounterfactualPass:
         return reach, q, v, others_reach
 
 
-_KERNELS = None          # labkit._cfr_kernels, imported on first use (the numba backend)
+_ALTERNATING, _DISCOUNT, _RM_PLUS = 1, 2, 4          # the kernel's `mode` bits (labkit._cfr_kernels)
 
 
 class CFR(Solver):
-    """Counterfactual regret minimization (Zinkevich et al., 2007), vectorized over the tree.
+    r"""Counterfactual regret minimization (Zinkevich et al., 2007), vectorized over the tree.
+
+    Iteration t plays :math:`\sigma^t` = regret matching of the cumulative counterfactual regrets
+
+    .. math:: R^T(I, a) = \sum_{t=1}^{T} \big( q^t(I, a) - v^t(I) \big), \qquad
+              \sigma^{T+1}(a \mid I) = \frac{R^{T,+}(I, a)}{\sum_b R^{T,+}(I, b)},
+
+    with :math:`q^t` the counterfactual action values of `labkit.counterfactual_values` under
+    :math:`\sigma^t`; the average policy weights each :math:`\sigma^t` by the player's own reach.
+    Its NashConv goes to 0 like :math:`O(1/\sqrt{T})` in two-player zero-sum games (module
+    docstring for the steps of one iteration).
 
     Parameters
     ----------
     game : str or GameTree
+        Anything `labkit.games.load` accepts.
     alternating_updates : bool
         False (default, the chapter's CFR): both players update from the same policy each
         iteration, like OpenSpiel's ``cfr._CFRSolver(alternating_updates=False)``. True: players
@@ -267,12 +379,43 @@ class CFR(Solver):
         Floor the cumulative regrets at 0 after every update (RM+).
     linear_averaging : bool
         Weight iteration t's policy by t in the average.
+    tie_tolerance : float
+        Regrets count as ties (as exactly 0) while their magnitude is at most ``tie_tolerance``
+        times the largest term they were summed from, :math:`\pi_{-i}(I) \max_z |u_i(z)|` per
+        iteration (`labkit.regret`). The default, ``labkit.regret.TIE_TOLERANCE`` = 1e-10, makes
+        CFR follow exact rational arithmetic on games with ties; it also means that a decision
+        worth less than 1e-10 of the game's largest payoff is treated as a tie (in a game with
+        stakes of 1e4, a difference of 1e-6 at an infoset reached with probability 1). 0 compares
+        with 0 exactly, as textbook CFR does.
+
+    Attributes
+    ----------
+    game : GameTree
+    iteration : int
+    cumulative_regret, policy_sum : (I, A) float arrays
+        R and the average-policy numerator S, in the internal order of ``tree``
+        (`SequenceTree.to_game_order` maps them back).
+    backend : {"numpy", "numba"}
+        Which implementation runs the iterations (`labkit.kernels`; the same numbers).
+
+    Raises
+    ------
+    TypeError
+        If a flag is not a bool.
+    ValueError
+        If `tie_tolerance` is not a number in [0, 1).
 
     Notes
     -----
     Where numba is installed, an iteration runs as one compiled kernel (`labkit.kernels`,
     `labkit._cfr_kernels`) that repeats the numpy passes below operation for operation, so the
-    numbers are the same bit for bit; ``lk.kernels.use("numpy")`` runs the numpy code itself.
+    numbers are the same bit for bit; ``lk.kernels.use("numpy")`` runs the numpy code itself. A
+    solver with another ``tie_tolerance`` than the default runs the numpy code.
+
+    References
+    ----------
+    M. Zinkevich, M. Johanson, M. Bowling and C. Piccione (2007), "Regret minimization in games
+    with incomplete information", NeurIPS.
 
     Examples
     --------
@@ -281,10 +424,23 @@ class CFR(Solver):
     >>> _ = solver.run(100)
     >>> round(lk.nash_conv(solver.game, solver.average_policy()), 4)
     0.0513
+
+    The tie tolerance in action: a row player whose first action is better by 1e-6 (against the
+    first column) in a game whose stakes reach 1e4. By default the difference is a tie and CFR
+    stays at [0.5, 0.5]; with ``tie_tolerance=0`` the first action wins.
+
+    >>> game = lk.games.MatrixGame([[1e-6, 1e4], [0.0, 1e4]], [[0.0, 0.0], [0.0, 0.0]],
+    ...                            row_actions=["edge", "plain"], col_actions=["left", "right"])
+    >>> for tolerance in (1e-10, 0.0):
+    ...     solver = lk.CFR(game, tie_tolerance=tolerance)
+    ...     _ = solver.run(10)
+    ...     print(solver.current_policy()["row"])
+    {'edge': 0.5, 'plain': 0.5}
+    {'edge': 1.0, 'plain': 0.0}
     """
 
-    def __init__(self, game, alternating_updates: bool = False, regret_matching_plus: bool = False,
-                 linear_averaging: bool = False):
+    def __init__(self, game: GameLike, alternating_updates: bool = False, regret_matching_plus: bool = False,
+                 linear_averaging: bool = False, tie_tolerance: float = TIE_TOLERANCE):
         super().__init__(game)
         for name, flag in (("alternating_updates", alternating_updates),
                            ("regret_matching_plus", regret_matching_plus),
@@ -294,6 +450,7 @@ class CFR(Solver):
         self.alternating_updates = bool(alternating_updates)
         self.regret_matching_plus = bool(regret_matching_plus)
         self.linear_averaging = bool(linear_averaging)
+        self.tie_tolerance = _check_tolerance(tie_tolerance)
         self.tree = sequence_tree(self.game)
         shape = self.tree.legal.shape
         self.cumulative_regret = np.zeros(shape)     # R(I, a), internal order
@@ -301,23 +458,31 @@ class CFR(Solver):
         self.regret_scale = np.zeros((shape[0], 1))  # cumulative tie bound of each row (labkit.regret)
         self._sigma = self.tree.uniform.copy()       # regret matching of R
         legal = self.tree.legal.astype(float)
-        self._update_masks = {None: legal}
-        self._update_rows = {None: np.ones((shape[0], 1))}
+        self._update_masks: dict[int | None, np.ndarray] = {None: legal}
+        self._update_rows: dict[int | None, np.ndarray] = {None: np.ones((shape[0], 1))}
         for p in range(self.game.num_players):
             self._update_masks[p] = legal * (self.tree.player == p)[:, None]
             self._update_rows[p] = (self.tree.player == p)[:, None].astype(float)
         self._pass = _CounterfactualPass(self.tree)
+        self._scratch, self._small = np.empty(shape), np.empty(shape, dtype=bool)     # the tie tests' buffers
         # the compiled kernel replays exactly CFR's, CFR+'s and DCFR's updates: a subclass that
         # changes an update keeps the numpy version
         cls = type(self)
         self.backend = kernels.backend()
         self._compiled = (self.backend == "numba" and cls._update is CFR._update and cls._step is CFR._step
-                          and cls._discount_regrets in (CFR._discount_regrets, DCFR._discount_regrets))
+                          and cls._discount_regrets in (CFR._discount_regrets, DCFR._discount_regrets)
+                          and self.tie_tolerance == TIE_TOLERANCE)      # the kernel has the default built in
         if self._compiled:
             I, A = shape
-            self._buffers = dict(reach_ext=np.ones(I * A + 1), q_ext=np.zeros(I * A + 1), v=np.zeros(I),
-                                 others_reach=np.zeros(I), acc=np.zeros(max(I * A + 1, A)),
-                                 step=(np.ones(1), np.ones(1), np.ones(1)))
+            S = I * A + 1
+            self._work = np.zeros(3 * S + I)                 # reach_ext, q_ext, v, acc of the kernel
+            self._work[:S] = 1.0
+            self._schedule = np.ones(3)                      # step(): weight, positive, negative
+            self._mode = ((_ALTERNATING if self.alternating_updates else 0)
+                          | (_RM_PLUS if self.regret_matching_plus else 0))
+            # compiled (or loaded from numba's cache) at the first call, which says so if it compiles
+            self._kernel = kernels.load("labkit._cfr_kernels").iterations
+            self._plan = self.tree.kernel_plan() + (self._work,)
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):
@@ -340,31 +505,17 @@ class CFR(Solver):
 
     def _compiled_iterations(self, first, count):
         """Iterations first, ..., first + count - 1 by `labkit._cfr_kernels` (same numbers)."""
-        global _KERNELS
-        if _KERNELS is None:
-            from labkit import _cfr_kernels
-            _KERNELS = _cfr_kernels
         # the per-iteration numbers, from the same Python expressions as the numpy backend
-        ts = range(first, first + count)
-        if count == 1:                                   # step(): reuse three small arrays
-            weights, positive, negative = self._buffers["step"]
-        else:
-            weights, positive, negative = np.empty(count), np.ones(count), np.ones(count)
-        for k, t in enumerate(ts):
-            weights[k] = self._average_weight(t)
-        factors = self._discount_factors(first)
-        discount = factors is not None
-        if discount:
-            for k, t in enumerate(ts):
-                positive[k], negative[k] = self._discount_factors(t)
-        b, k = self._buffers, self.tree.kernel_arrays
-        _KERNELS.iterations(self.alternating_updates, weights, positive, negative, discount,
-                                self.regret_matching_plus, self._sigma, b["reach_ext"], b["q_ext"], b["v"],
-                                b["others_reach"], b["acc"], k["parent_ext"], k["level_start"], *k["term_runs"],
-                                k["term_others"], k["term_payoff"], *k["dec_runs"],
-                                k["dec_others"], k["dec_chance"], k["rows"], k["row_level"], k["payoff_bound"],
-                                k["legal"], k["uniform"], self.cumulative_regret, self.policy_sum,
-                                self.regret_scale)
+        schedule = self._schedule if count == 1 else np.ones(3 * count)
+        for k in range(count):
+            schedule[k] = self._average_weight(first + k)
+        mode = self._mode
+        if self._discount_factors(first) is not None:
+            mode |= _DISCOUNT
+            for k in range(count):
+                schedule[count + k], schedule[2 * count + k] = self._discount_factors(first + k)
+        self._kernel(mode, schedule, self._sigma, self.cumulative_regret, self.policy_sum, self.regret_scale,
+                     *self._plan)
 
     def _average_weight(self, t):
         return float(t) if self.linear_averaging else 1.0
@@ -383,7 +534,9 @@ class CFR(Solver):
         instant = q - v[:, None]                              # q(I, a) - v(I)
         instant *= mask
         bound = (others_reach * self.tree.payoff_bound)[:, None]
-        clean_ties(instant, bound)                            # exact ties become exact zeros
+        # exact ties become exact zeros: clean_ties(instant, bound), with reused buffers
+        small = np.less_equal(np.abs(instant, out=self._scratch), self.tie_tolerance * bound, out=self._small)
+        np.copyto(instant, 0.0, where=small)
         self.cumulative_regret += instant
         bound *= self._update_rows[player]
         self.regret_scale += bound
@@ -394,18 +547,53 @@ class CFR(Solver):
             self.policy_sum += reach * (weight * mask)
         if self.regret_matching_plus:
             # RM+: floor at 0, and so also everything within the tie tolerance of 0
-            self.cumulative_regret[self.cumulative_regret <= TIE_TOLERANCE * self.regret_scale] = 0.0
+            small = np.less_equal(self.cumulative_regret, self.tie_tolerance * self.regret_scale, out=self._small)
+            np.copyto(self.cumulative_regret, 0.0, where=small)
         self._discount_regrets(t, player)
         regret_matching(self.cumulative_regret, self._update_masks[None], self.tree.uniform, out=self._sigma,
-                        scale=self.regret_scale)
+                        scale=self.regret_scale, tolerance=self.tie_tolerance)
 
     # -- policies ------------------------------------------------------------------
     def current_policy(self) -> TabularPolicy:
-        """sigma^{T+1}: regret matching on the regrets after T iterations (uniform at T = 0)."""
+        r"""The policy of the next iteration, :math:`\sigma^{T+1}`: regret matching on the regrets
+        after T iterations (uniform at T = 0).
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.CFR("kuhn_poker")
+        >>> solver.current_policy()["K|b"]
+        {'pass': 0.5, 'bet': 0.5}
+        >>> solver.step().current_policy()["K|b"]           # calling with the king has no regret
+        {'pass': 0.0, 'bet': 1.0}
+        """
         return TabularPolicy(self.game, self.tree.to_game_order(self._sigma), check=False)
 
     def average_policy(self) -> TabularPolicy:
-        """The reach-weighted average S(I, a) / sum_b S(I, b); uniform where S is all zero."""
+        r"""The reach-weighted average policy, the one that converges to an equilibrium:
+
+        .. math:: \bar\sigma(a \mid I) = \frac{S(I, a)}{\sum_b S(I, b)}, \qquad
+                  S(I, a) = \sum_t w_t\, x_i^t(I)\, \sigma^t(a \mid I),
+
+        with :math:`x_i^t(I)` the player's own reach and :math:`w_t` the averaging weight (1, t
+        or :math:`t^\gamma`); uniform where S is all zero.
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.CFRPlus("kuhn_poker")
+        >>> _ = solver.run(1000)
+        >>> round(solver.average_policy()["K|b"]["bet"], 3)
+        1.0
+        """
         total = self.policy_sum.sum(axis=1, keepdims=True)
         empty = total <= 0.0
         probs = (self.policy_sum + empty * self.tree.uniform) / (total + empty)
@@ -413,26 +601,78 @@ class CFR(Solver):
 
 
 class CFRPlus(CFR):
-    """CFR+ (Tammelin, 2014): regret matching+, alternating updates, linear averaging, no delay.
+    r"""CFR+ (Tammelin, 2014): regret matching+, alternating updates, linear averaging, no delay.
 
+    The cumulative regrets are floored at 0 after every update,
+    :math:`Q^t = \max(Q^{t-1} + q^t - v^t, 0)`, and iteration t enters the average with weight t.
     The same algorithm as OpenSpiel's ``CFRPlusSolver`` and the chapter's CFR+.
+
+    Parameters
+    ----------
+    game : str or GameTree
+    tie_tolerance : float
+        As in `CFR` (default 1e-10 of the terms' magnitude; 0 for exact comparisons).
+
+    References
+    ----------
+    O. Tammelin (2014), "Solving large imperfect information games using CFR+", arXiv:1407.5042.
+
+    Examples
+    --------
+    The chapter's Kuhn table: CFR+ after 1000 iterations.
+
+    >>> import labkit as lk
+    >>> solver = lk.CFRPlus("kuhn_poker")
+    >>> _ = solver.run(1000)
+    >>> round(lk.nash_conv(solver.game, solver.average_policy()), 4)
+    0.0002
     """
 
-    def __init__(self, game):
-        super().__init__(game, alternating_updates=True, regret_matching_plus=True, linear_averaging=True)
+    def __init__(self, game: GameLike, tie_tolerance: float = TIE_TOLERANCE):
+        super().__init__(game, alternating_updates=True, regret_matching_plus=True, linear_averaging=True,
+                         tie_tolerance=tie_tolerance)
 
 
 class DCFR(CFR):
-    """Discounted CFR (Brown and Sandholm, 2019), alternating updates.
+    r"""Discounted CFR (Brown and Sandholm, 2019), alternating updates.
 
     After player i's update at iteration t its cumulative regrets are multiplied by
-    t^alpha / (t^alpha + 1) where they are >= 0 and by t^beta / (t^beta + 1) where negative;
-    iteration t enters the average with weight t^gamma. The defaults (1.5, 0, 2) are the
-    paper's; (1, 1, 1) is linear CFR. Matches OpenSpiel's ``discounted_cfr.DCFRSolver``.
+    :math:`t^\alpha / (t^\alpha + 1)` where they are >= 0 and by :math:`t^\beta / (t^\beta + 1)`
+    where negative; iteration t enters the average with weight :math:`t^\gamma`. The defaults
+    (1.5, 0, 2) are the paper's; (1, 1, 1) is linear CFR. Matches OpenSpiel's
+    ``discounted_cfr.DCFRSolver``.
+
+    Parameters
+    ----------
+    game : str or GameTree
+    alpha, beta, gamma : float
+        The discount exponents (finite numbers).
+    tie_tolerance : float
+        As in `CFR`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an exponent is not a finite number.
+
+    References
+    ----------
+    N. Brown and T. Sandholm (2019), "Solving imperfect-information games via discounted regret
+    minimization", AAAI.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> solver = lk.DCFR("kuhn_poker")
+    >>> _ = solver.run(1000)
+    >>> lk.nash_conv(solver.game, solver.average_policy()) < 1e-3
+    True
     """
 
-    def __init__(self, game, alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0):
-        super().__init__(game, alternating_updates=True, regret_matching_plus=False, linear_averaging=True)
+    def __init__(self, game: GameLike, alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0,
+                 tie_tolerance: float = TIE_TOLERANCE):
+        super().__init__(game, alternating_updates=True, regret_matching_plus=False, linear_averaging=True,
+                         tie_tolerance=tie_tolerance)
         for name, value in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
             if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
                 raise TypeError(f"{name} must be a number, got {show(value)}")

@@ -1,4 +1,4 @@
-"""Self-play dynamics on two-player matrix games.
+r"""Self-play dynamics on two-player matrix games.
 
 Both players start from given mixed strategies x_0 (rows) and y_0 (columns) and update them
 simultaneously from exact payoffs. With A the row player's and B the column player's payoffs,
@@ -45,12 +45,17 @@ averages (x_0 + ... + x_t) / (t + 1), and exploitability / NashConv of both.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from labkit._messages import show
 from labkit.games.matrix import MatrixGame, biased_rock_paper_scissors
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 METHODS = ("best response", "fictitious play", "mirror descent", "optimistic mirror descent",
            "regularized, fixed magnet", "regularized, moving magnet", "regret matching", "replicator")
@@ -67,7 +72,32 @@ CHAPTER_CHECKPOINTS = (10, 100, 1000, 3000)
 
 
 def method_name(method: str) -> str:
-    """The canonical name of a method ("Hedge" -> "mirror descent"); ValueError listing the valid ones."""
+    """The canonical name of a method ("Hedge" -> "mirror descent").
+
+    Case, underscores, hyphens and extra spaces do not matter; `ALIASES` lists the other names.
+
+    Parameters
+    ----------
+    method : str
+
+    Returns
+    -------
+    str
+        One of `METHODS`.
+
+    Raises
+    ------
+    TypeError
+        If `method` is not a string.
+    ValueError
+        For an unknown method; the message lists the valid ones.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> lk.dynamics.method_name("Hedge"), lk.dynamics.method_name("R-NaD")
+    ('mirror descent', 'regularized, moving magnet')
+    """
     if not isinstance(method, str):
         raise TypeError(f"method must be a string, one of {', '.join(METHODS)}")
     key = " ".join(method.lower().replace("_", " ").replace("-", " ").split())
@@ -80,9 +110,11 @@ def method_name(method: str) -> str:
 
 @dataclass
 class Trajectory:
-    """What a run of self-play dynamics went through.
+    """What a run of self-play dynamics went through (`run` makes one).
 
-    Attributes (T = steps, m and k the numbers of row and column actions)
+    Shapes use T = steps and m, k the numbers of row and column actions.
+
+    Attributes
     ----------
     game : MatrixGame
     method : str
@@ -94,6 +126,15 @@ class Trajectory:
         The step numbers 0..T (or the ODE times, for the replicator).
     params : dict
         The step size and the other settings of the run.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> traj = lk.dynamics.run(method="fictitious play", steps=1000)
+    >>> traj
+    Trajectory('fictitious play' on biased_rock_paper_scissors, 1000 steps)
+    >>> traj.x_average[-1].round(2).tolist(), round(float(traj.average_exploitability[-1]), 3)
+    ([0.26, 0.48, 0.25], 0.045)
     """
 
     game: MatrixGame
@@ -101,15 +142,23 @@ class Trajectory:
     x: np.ndarray
     y: np.ndarray
     times: np.ndarray
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # sequential sums (np.cumsum adds in order), so row t equals a loop's running sum
         self.x_average = np.cumsum(self.x, axis=0) / np.arange(1, len(self.x) + 1)[:, None]
         self.y_average = np.cumsum(self.y, axis=0) / np.arange(1, len(self.y) + 1)[:, None]
 
     @property
     def steps(self) -> int:
+        """T, the number of updates (the arrays have T + 1 rows).
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> lk.dynamics.run(steps=5).steps
+        5
+        """
         return len(self.x) - 1
 
     # ----------------------------------------------------------------- measures
@@ -137,8 +186,32 @@ class Trajectory:
         """(T + 1,) NashConv of the running averages."""
         return _nash_conv(self.game, self.x_average, self.y_average)
 
-    def at(self, step: int) -> dict:
-        """Everything about one step: strategies, averages and their exploitability or NashConv."""
+    def at(self, step: int) -> dict[str, Any]:
+        """Everything about one step: strategies, averages and their exploitability or NashConv.
+
+        Parameters
+        ----------
+        step : int
+            0..T.
+
+        Returns
+        -------
+        dict
+            x, y, x_average, y_average, gap (exploitability of a zero-sum game, else NashConv)
+            and average_gap.
+
+        Raises
+        ------
+        ValueError
+            If `step` is out of range.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> point = lk.dynamics.run(method="best response", steps=3).at(1)
+        >>> point["x"].tolist(), point["gap"]
+        ([1.0, 0.0, 0.0], 2.0)
+        """
         if not 0 <= step <= self.steps:
             raise ValueError(f"step must be in 0..{self.steps}, got {step}")
         gap, avg_gap = (self.exploitability, self.average_exploitability) if self.game.is_zero_sum \
@@ -146,7 +219,7 @@ class Trajectory:
         return {"x": self.x[step], "y": self.y[step], "x_average": self.x_average[step],
                 "y_average": self.y_average[step], "gap": float(gap[step]), "average_gap": float(avg_gap[step])}
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Trajectory({self.method!r} on {self.game.name}, {self.steps} steps)"
 
 
@@ -249,9 +322,18 @@ def _strategy(value, size, name):
     return p
 
 
-def run(game=None, method="mirror descent", steps=1000, eta=0.1, alpha=0.2, reset=200, x0=None, y0=None,
-        magnet=None) -> Trajectory:
-    """Run one self-play dynamic on a two-player matrix game.
+def run(game: MatrixGame | None = None, method: str = "mirror descent", steps: int = 1000, eta: float = 0.1,
+        alpha: float = 0.2, reset: int = 200, x0: ArrayLike | None = None, y0: ArrayLike | None = None,
+        magnet: tuple[ArrayLike, ArrayLike] | None = None) -> Trajectory:
+    r"""Run one self-play dynamic on a two-player matrix game.
+
+    Both players update simultaneously from the exact payoffs of every action,
+    :math:`g_x = A y_t` and :math:`g_y = x_t^\top B`; e.g. the regularized step is
+
+    .. math:: \log x_{t+1} = \frac{\log x_t + \eta \alpha \log \text{magnet} + \eta g_x}
+              {1 + \eta \alpha} - \log Z
+
+    (module docstring for every method).
 
     Parameters
     ----------
@@ -276,6 +358,31 @@ def run(game=None, method="mirror descent", steps=1000, eta=0.1, alpha=0.2, rese
     Returns
     -------
     Trajectory
+
+    Raises
+    ------
+    TypeError
+        If `game` is not a MatrixGame or `method` not a string.
+    ValueError
+        For an unknown method, or a setting out of range (the message names it).
+
+    References
+    ----------
+    S. Sokota et al. (2023), "A unified approach to reinforcement learning, quantal response
+    equilibria, and two-player zero-sum games", ICLR (the magnetic step); G. W. Brown (1951),
+    "Iterative solution of games by fictitious play".
+
+    Examples
+    --------
+    The chapter's example: on biased rock-paper-scissors the moving magnet's last iterate reaches
+    the equilibrium (1/4, 1/2, 1/4), plain mirror descent's does not.
+
+    >>> import labkit as lk
+    >>> start = dict(steps=3000, x0=[0.6, 0.2, 0.2], y0=[0.2, 0.2, 0.6])
+    >>> moving = lk.dynamics.run(method="regularized, moving magnet", **start)
+    >>> hedge = lk.dynamics.run(method="mirror descent", **start)
+    >>> moving.x[-1].round(3).tolist(), round(float(hedge.exploitability[-1]), 2) > 0.1
+    ([0.25, 0.5, 0.25], True)
     """
     game = biased_rock_paper_scissors() if game is None else game
     if not isinstance(game, MatrixGame):
@@ -290,46 +397,91 @@ def run(game=None, method="mirror descent", steps=1000, eta=0.1, alpha=0.2, rese
     if not isinstance(reset, (int, np.integer)) or reset < 1:
         raise ValueError(f"reset must be a positive integer number of steps, got {show(reset)}")
     m, k = game.shape
-    x0 = np.full(m, 1.0 / m) if x0 is None else _strategy(x0, m, "x0")
-    y0 = np.full(k, 1.0 / k) if y0 is None else _strategy(y0, k, "y0")
+    start_x = np.full(m, 1.0 / m) if x0 is None else _strategy(x0, m, "x0")
+    start_y = np.full(k, 1.0 / k) if y0 is None else _strategy(y0, k, "y0")
     if magnet is None:
-        magnet = (np.full(m, 1.0 / m), np.full(k, 1.0 / k))
+        magnets = (np.full(m, 1.0 / m), np.full(k, 1.0 / k))
     else:
-        magnet = (_strategy(magnet[0], m, "magnet[0]"), _strategy(magnet[1], k, "magnet[1]"))
+        magnets = (_strategy(magnet[0], m, "magnet[0]"), _strategy(magnet[1], k, "magnet[1]"))
     uses_logs = method in ("mirror descent", "optimistic mirror descent", "regularized, fixed magnet",
                            "regularized, moving magnet")
-    if uses_logs and (np.any(x0 <= 0) or np.any(y0 <= 0) or np.any(magnet[0] <= 0) or np.any(magnet[1] <= 0)):
+    if uses_logs and any(np.any(p <= 0) for p in (start_x, start_y, *magnets)):
         raise ValueError(f"{method!r} works with logarithms: x0, y0 and the magnets must be strictly positive")
     if method == "replicator":
-        xs, ys, times = _replicator(game, int(steps), x0, y0, float(eta))
+        xs, ys, times = _replicator(game, int(steps), start_x, start_y, float(eta))
     else:
-        xs, ys, times = _discrete(game, method, int(steps), x0, y0, float(eta), float(alpha), int(reset), magnet)
-    params = {"eta": eta, "x0": x0, "y0": y0}
+        xs, ys, times = _discrete(game, method, int(steps), start_x, start_y, float(eta), float(alpha), int(reset),
+                                  magnets)
+    params: dict[str, Any] = {"eta": eta, "x0": start_x, "y0": start_y}
     if method.startswith("regularized"):
-        params.update(alpha=alpha, magnet=magnet)
+        params.update(alpha=alpha, magnet=magnets)
     if method == "regularized, moving magnet":
         params["reset"] = reset
     return Trajectory(game, method, xs, ys, times, params)
 
 
 # --------------------------------------------------------------------- the chapter's table
-def table_row(trajectory: Trajectory, checkpoints=CHAPTER_CHECKPOINTS, label=None) -> str:
+def table_row(trajectory: Trajectory, checkpoints: Sequence[int] = CHAPTER_CHECKPOINTS,
+              label: str | None = None) -> str:
     """One line of the comparison table: the method's name in 28 columns, then for every
     checkpoint T the exploitability of the current strategies (9.3f) and of the averages
-    (in parentheses), then the row player's current strategy at the last checkpoint."""
+    (in parentheses), then the row player's current strategy at the last checkpoint.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        Of a zero-sum game, at least max(checkpoints) steps long.
+    checkpoints : sequence of int
+    label : str, optional
+        The row's name (the method's by default).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> print(lk.dynamics.table_row(lk.dynamics.run(method="best response", steps=10), checkpoints=(1, 10)))
+    best response                   2.000 (1.000)    2.000 (0.606)     [1. 0. 0.]
+    """
     cells = [f"{trajectory.exploitability[T]:9.3f} ({trajectory.average_exploitability[T]:.3f})"
              for T in checkpoints]
     strategy = np.array2string(trajectory.x[checkpoints[-1]], precision=3, suppress_small=False)
     return f"{label or trajectory.method:28s}" + "".join(cells) + " " * 5 + strategy
 
 
-def comparison_table(game=None, methods=CHAPTER_METHODS, checkpoints=CHAPTER_CHECKPOINTS, x0=CHAPTER_X0,
-                     y0=CHAPTER_Y0, eta=0.1, alpha=0.2, reset=200) -> str:
+def comparison_table(game: MatrixGame | None = None, methods: Sequence[str] = CHAPTER_METHODS,
+                     checkpoints: Sequence[int] = CHAPTER_CHECKPOINTS, x0: ArrayLike = CHAPTER_X0,
+                     y0: ArrayLike = CHAPTER_Y0, eta: float = 0.1, alpha: float = 0.2, reset: int = 200) -> str:
     """The table comparing self-play dynamics, as text (the chapter's defaults reproduce its table).
 
     One run of max(checkpoints) steps per method; every checkpoint is read off the same
     trajectory, which is the same as rerunning for T steps because the dynamics do not
     depend on the horizon.
+
+    Parameters
+    ----------
+    game : MatrixGame, optional
+        Biased rock-paper-scissors by default.
+    methods : sequence of str
+    checkpoints : sequence of int
+    x0, y0 : array_like
+        The starting strategies.
+    eta, alpha, reset
+        As in `run`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> print(lk.dynamics.comparison_table(methods=["fictitious play"], checkpoints=(10, 100)))
+    exploitability of current strategies, with averages in parentheses
+                                            T = 10           T = 100     current x at 100
+    fictitious play                 3.000 (0.545)    2.000 (0.218)     [0. 1. 0.]
     """
     game = biased_rock_paper_scissors() if game is None else game
     checkpoints = tuple(int(T) for T in checkpoints)
@@ -342,6 +494,20 @@ def comparison_table(game=None, methods=CHAPTER_METHODS, checkpoints=CHAPTER_CHE
     return "\n".join(lines)
 
 
-def print_comparison_table(**kwargs):
-    """Print `comparison_table(**kwargs)`."""
+def print_comparison_table(**kwargs: Any) -> None:
+    """Print `comparison_table(**kwargs)`.
+
+    Parameters
+    ----------
+    **kwargs
+        The arguments of `comparison_table`.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> lk.dynamics.print_comparison_table(methods=["mirror descent"], checkpoints=(10,))
+    exploitability of current strategies, with averages in parentheses
+                                            T = 10     current x at 10
+    mirror descent                  0.727 (1.068)     [0.762 0.121 0.117]
+    """
     print(comparison_table(**kwargs))

@@ -1,4 +1,4 @@
-"""Exact evaluation of a joint policy on a `GameTree`: reach probabilities, values,
+r"""Exact evaluation of a joint policy on a `GameTree`: reach probabilities, values,
 counterfactual values, best responses, NashConv and exploitability.
 
 Everything is a vectorized pass over the tree's depth levels (top-down for reach,
@@ -15,47 +15,75 @@ on the policy; so one evaluation is
 
 Notation (Zinkevich et al., 2007): pi_i(h) is player i's own contribution to the probability
 of reaching history h, pi_c(h) chance's, pi_{-i}(h) everyone's but i's (chance included).
+
+Every function takes the game as a `GameTree` or anything `labkit.games.load` accepts (a game
+string), and the policy as a `labkit.TabularPolicy` or a raw (num_infosets, num_actions) array,
+validated first (`policy_array`): a bad policy raises an error naming the argument and the first
+offending infoset, never a number.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
 
-from labkit.policy import TabularPolicy, check_probs, infoset_own_reach
+from labkit import kernels
+from labkit.policy import TabularPolicy, _own_depth_levels, infoset_own_reach, probability_array
 from labkit.tree import GameTree
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def policy_array(game, policy, name="policy"):
+#: A policy as the evaluators take it: a TabularPolicy or its (num_infosets, num_actions) array.
+PolicyLike: TypeAlias = "TabularPolicy | ArrayLike"
+
+
+def policy_array(game: GameTree, policy: PolicyLike, name: str = "policy") -> np.ndarray:
     """The (num_infosets, num_actions) probability array of `policy`, validated.
 
-    A `TabularPolicy` was validated when it was made; a plain array is checked here as
-    `TabularPolicy` checks it (finite, >= 0, nothing on illegal actions, rows summing to 1 over
-    the legal actions), by a few whole-array reductions (`labkit.policy.check_probs`). `name` is
-    the argument's name in error messages.
+    A `TabularPolicy` must belong to `game` (or to a tree with the same information structure,
+    `labkit.tree.GameTree.fingerprint`); it was validated when it was made, or is validated here
+    once if it was made with ``check=False``. A plain array is checked row by row as
+    `TabularPolicy` checks it (real numbers, finite, >= 0, nothing on illegal actions, every row
+    summing to 1 over the legal actions, to a tolerance set by its dtype), by a few whole-array
+    reductions (`labkit.policy.check_probs`). Every evaluator of this module calls it first.
+
+    Parameters
+    ----------
+    game : GameTree
+    policy : TabularPolicy or (num_infosets, num_actions) array_like
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    (num_infosets, num_actions) float array
+
+    Raises
+    ------
+    TypeError
+        If `game` is not a GameTree, or `policy` is neither a policy nor an array of numbers.
+    ValueError
+        For a policy of another game, a wrong shape, or a row that is not a distribution over the
+        legal actions (the first such infoset is named).
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> lk.evaluate.policy_array(kuhn, [[1.0, 0.0]] * 12).shape
+    (12, 2)
+    >>> lk.evaluate.policy_array(kuhn, [[1.0, 0.0]] * 6)
+    Traceback (most recent call last):
+      ...
+    ValueError: policy array has shape (6, 2); expected (12, 2) (num_infosets, num_actions). ...
     """
     if not isinstance(game, GameTree):
         raise TypeError(f"game must be a GameTree or a game string (labkit.games.load), got {type(game).__name__}")
-    if isinstance(policy, TabularPolicy):
-        if policy.game is not game and policy.probs.shape != game.legal_mask.shape:
-            raise ValueError(f"{name} belongs to {policy.game.name}, not to {game.name}")
-        return policy.probs
-    if not isinstance(policy, (np.ndarray, list, tuple)):
-        raise TypeError(f"{name} must be a TabularPolicy or a (num_infosets, num_actions) = "
-                        f"{game.legal_mask.shape} array of probabilities, got {type(policy).__name__}")
-    try:
-        probs = np.asarray(policy, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be an array of numbers of shape (num_infosets, num_actions) = "
-                        f"{game.legal_mask.shape}") from None
-    if probs.shape != game.legal_mask.shape:
-        raise ValueError(f"{name} array has shape {probs.shape}; expected {game.legal_mask.shape} "
-                         "(num_infosets, num_actions). Pass a joint policy covering every player.")
-    check_probs(game, probs, name)
-    return probs
+    return probability_array(game, policy, name)
 
 
-def _game_and_probs(game, policy, name="policy"):
+def _game_and_probs(game: GameTree | str, policy: PolicyLike, name: str = "policy") -> tuple[GameTree, np.ndarray]:
     """(GameTree, validated probability array): `game` may be a GameTree or a game string."""
     if isinstance(game, str):
         from labkit.games import load
@@ -63,8 +91,28 @@ def _game_and_probs(game, policy, name="policy"):
     return game, policy_array(game, policy, name)
 
 
-def edge_probabilities(game, probs):
-    """(H,) probability of the move into each history (chance or the acting player's; 1 at the root)."""
+def edge_probabilities(game: GameTree, probs: np.ndarray) -> np.ndarray:
+    r"""The probability of the move into each history: :math:`\sigma(h)`'s last factor.
+
+    Parameters
+    ----------
+    game : GameTree
+    probs : (I, A) float array
+        A valid policy array (not checked here).
+
+    Returns
+    -------
+    (H,) float array
+        The chance probability of the edge into h, or the acting player's probability of the
+        action; 1 at the root.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> print(lk.evaluate.edge_probabilities(kuhn, lk.uniform_policy(kuhn).probs)[:6])
+    [1.         0.33333333 0.33333333 0.33333333 0.5        0.5       ]
+    """
     prob = game.chance_prob.copy()
     seqs = game.__dict__.get("_decision_edge_seqs")
     if seqs is None:
@@ -73,21 +121,79 @@ def edge_probabilities(game, probs):
     return prob
 
 
-def reach_probabilities(game, policy):
-    """Reach contributions, shape (n + 1, H): row i is pi_i(h) for player i, row n is chance's pi_c(h).
+def reach_probabilities(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
+    r"""Every player's and chance's contribution to the probability of reaching each history.
 
-    The probability of reaching h is the product of the rows; pi_{-i}(h) is the product of
-    every row but i.
+    .. math:: \pi(h) = \pi_c(h) \prod_{i} \pi_i(h), \qquad
+              \pi_{-i}(h) = \pi_c(h) \prod_{j \ne i} \pi_j(h),
+
+    where :math:`\pi_i(h)` is the product of player i's action probabilities on the path to h and
+    :math:`\pi_c(h)` the product of the chance probabilities.
+
+    Parameters
+    ----------
+    game : GameTree or str
+    policy : TabularPolicy or (I, A) array
+
+    Returns
+    -------
+    (n + 1, H) float array
+        Row i is :math:`\pi_i(h)` for player i, row n is chance's :math:`\pi_c(h)`. The
+        probability of reaching h is the product of the rows.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid policy (`policy_array`).
+
+    References
+    ----------
+    M. Zinkevich, M. Johanson, M. Bowling and C. Piccione (2007), "Regret minimization in games
+    with incomplete information", NeurIPS.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> F = lk.reach_probabilities(kuhn, lk.uniform_policy(kuhn))
+    >>> h = int(kuhn.terminals[0])                          # J, Q dealt; pass, pass
+    >>> F[:, h].tolist(), float(F[:, h].prod())
+    ([0.5, 0.5, 0.16666666666666666], 0.041666666666666664)
     """
     game, probs = _game_and_probs(game, policy)
     return _reach(game, edge_probabilities(game, probs))
 
 
-def terminal_reach_probabilities(game, policy):
-    """Reach contributions at the terminal histories only, shape (n + 1, Z), columns in the
-    order of ``game.terminals``: the same numbers as ``reach_probabilities(game, policy)[:,
-    game.terminals]`` (to rounding), several times faster. Row i is x_i(sigma_i(z)), player i's
-    realization weight of its last sequence before z (perfect recall); row n is pi_c(z).
+def terminal_reach_probabilities(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
+    r"""Reach contributions at the terminal histories only.
+
+    The same numbers as ``reach_probabilities(game, policy)[:, game.terminals]`` (to rounding),
+    several times faster: with perfect recall, :math:`\pi_i(z) = x_i(\sigma_i(z))`, player i's
+    realization weight of its last sequence before z.
+
+    Parameters
+    ----------
+    game : GameTree or str
+    policy : TabularPolicy or (I, A) array
+
+    Returns
+    -------
+    (n + 1, Z) float array
+        Columns in the order of ``game.terminals``; rows as in `reach_probabilities`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid policy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> R = lk.terminal_reach_probabilities(kuhn, lk.uniform_policy(kuhn))
+    >>> R.shape, bool(np.allclose(R, lk.reach_probabilities(kuhn, lk.uniform_policy(kuhn))[:, kuhn.terminals]))
+    ((3, 30), True)
     """
     game, probs = _game_and_probs(game, policy)
     return _terminal_reach(game, probs)
@@ -119,14 +225,70 @@ def _values(game, prob):
     return V
 
 
-def history_values(game, policy):
-    """(H, n) expected return of every player from each history when all follow `policy`."""
+def history_values(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
+    r"""Every player's expected return from each history onward when all follow `policy`.
+
+    .. math:: v_i(h) = \sum_{z \sqsupseteq h} \frac{\pi(z)}{\pi(h)}\, u_i(z),
+
+    computed bottom-up, level by level: the value of h is the probability-weighted sum of its
+    children's.
+
+    Parameters
+    ----------
+    game : GameTree or str
+    policy : TabularPolicy or (I, A) array
+
+    Returns
+    -------
+    (H, n) float array
+        Row 0 is the game's value for every player (`expected_payoffs`).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid policy.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> V = lk.history_values(kuhn, lk.uniform_policy(kuhn))
+    >>> V[0].round(6).tolist(), V[kuhn.infoset == kuhn.infoset_index("K|b")].tolist()
+    ([0.125, -0.125], [[-0.5, 0.5], [-0.5, 0.5]])
+    """
     game, probs = _game_and_probs(game, policy)
     return _values(game, edge_probabilities(game, probs))
 
 
-def expected_payoffs(game, policy):
-    """(n,) expected return of each player when everyone follows `policy`: sum_z pi(z) u(z)."""
+def expected_payoffs(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
+    r"""The expected return of each player when everyone follows `policy`.
+
+    .. math:: v_i(\pi) = \sum_{z \in Z} \pi(z)\, u_i(z)
+
+    Parameters
+    ----------
+    game : GameTree or str
+    policy : TabularPolicy or (I, A) array
+
+    Returns
+    -------
+    (n,) float array
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid policy.
+
+    Examples
+    --------
+    The value of Kuhn poker to the first player is -1/18 at every equilibrium:
+
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> equilibrium, _ = lk.zero_sum_equilibrium(kuhn)
+    >>> lk.expected_payoffs(kuhn, equilibrium).round(6).tolist()
+    [-0.055556, 0.055556]
+    """
     game, probs = _game_and_probs(game, policy)
     return _terminal_structure(game).returns @ _terminal_reach(game, probs).prod(axis=0)
 
@@ -179,13 +341,45 @@ def _terminal_reach(game, probs):
     return R
 
 
-def counterfactual_values(game, policy):
-    """(I, A) counterfactual action values for the player acting at each infoset:
+def counterfactual_values(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
+    r"""Counterfactual action values of the player acting at each infoset.
 
-        q(I, a) = sum_{h in I} pi_{-i}(h) v_i(h a),
+    .. math:: q(I, a) = \sum_{h \in I} \pi_{-i}(h)\, v_i(h a),
 
-    where v_i(h a) is player i's expected return after playing a at h. Zero on illegal actions.
-    The counterfactual value of I itself is sum_a pi(a | I) q(I, a).
+    where :math:`v_i(h a)` is player i's expected return after playing a at h. The
+    counterfactual value of I itself is :math:`v(I) = \sum_a \pi(a \mid I)\, q(I, a)`, and
+    :math:`q(I, a) - v(I)` is CFR's instantaneous regret.
+
+    Parameters
+    ----------
+    game : GameTree or str
+    policy : TabularPolicy or (I, A) array
+
+    Returns
+    -------
+    (I, A) float array
+        Zero on illegal actions.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid policy.
+
+    References
+    ----------
+    Zinkevich et al. (2007), "Regret minimization in games with incomplete information".
+
+    Examples
+    --------
+    The second player holding the king after a bet: the others (chance dealing the two cards,
+    the first player betting half the time) reach each of its two histories with probability
+    1/6 x 1/2; a call wins 2 in both, a fold loses 1, so q = (-2/12, 4/12).
+
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> q = lk.counterfactual_values(kuhn, lk.uniform_policy(kuhn))
+    >>> q[kuhn.infoset_index("K|b")].tolist()
+    [-0.16666666666666666, 0.3333333333333333]
     """
     game, probs = _game_and_probs(game, policy)
     q, _, _ = _cf_values(game, probs, edge_probabilities(game, probs))
@@ -217,9 +411,25 @@ def _decision_edges_by_player(game):
 
 
 class BestResponse(NamedTuple):
-    """value: the best responder's expected return; policy: the joint policy with the player's
-    infosets replaced by the best response (pure); action_values: (I, A) counterfactual values
-    under the best response below (the player's rows only)."""
+    """What `best_response` returns.
+
+    Attributes
+    ----------
+    value : float
+        The best responder's expected return.
+    policy : TabularPolicy
+        The joint policy with the player's infosets replaced by the best response (pure).
+    action_values : (I, A) float array
+        Counterfactual values of the player's actions when it best-responds below them (its
+        rows only; 0 elsewhere).
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> response = lk.best_response("kuhn_poker", lk.uniform_policy("kuhn_poker"), 0)
+    >>> response.value, type(response.policy).__name__
+    (0.5, 'TabularPolicy')
+    """
     value: float
     policy: TabularPolicy
     action_values: np.ndarray
@@ -274,11 +484,47 @@ def _best_response_value_table(game, probs, player, R=None):
     return _best_response_pass(game, player, weights)
 
 
-def best_response(game, policy, player) -> BestResponse:
-    """An exact best response of `player` to the other players' parts of `policy` (n players).
+def best_response(game: GameTree | str, policy: PolicyLike, player: int) -> BestResponse:
+    r"""An exact best response of `player` to the other players' parts of `policy` (n players).
 
-    Ties are broken toward the lowest action id. Infosets the others never reach get the
-    lowest legal action with the largest value (all values are 0 there).
+    One bottom-up pass over the player's own sequences:
+
+    .. math:: q(I, a) = \sum_{z:\ \sigma_i(z) = (I, a)} \pi_{-i}(z)\, u_i(z)
+              + \sum_{J \text{ after } (I, a)} \max_b q(J, b),
+
+    and the value is the sum over the player's first infosets (plus the terminals before its
+    first move). Ties are broken toward the lowest action id. Infosets the others never reach get
+    the lowest legal action with the largest value (all values are 0 there).
+
+    Parameters
+    ----------
+    game : GameTree or str
+    policy : TabularPolicy or (I, A) array
+        A joint policy; the player's own rows are ignored.
+    player : int
+        The best responder, 0..n-1.
+
+    Returns
+    -------
+    BestResponse
+        (value, policy, action_values).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid policy or player.
+
+    Examples
+    --------
+    Against a first player who always passes (and so folds to a bet), the second wins the ante
+    whatever it holds: after the check it bets with J and Q; with K, checking wins the showdown
+    just as well, and the tie goes to the lower action, pass.
+
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> response = lk.best_response(kuhn, lk.TabularPolicy.pure(kuhn, {}), player=1)
+    >>> [response.policy[f"{card}|p"]["bet"] for card in "JQK"], response.value
+    ([1.0, 1.0, 0.0], 1.0)
     """
     game, probs = _game_and_probs(game, policy)
     game.check_player(player)
@@ -292,30 +538,194 @@ def best_response(game, policy, player) -> BestResponse:
     return BestResponse(float(value), TabularPolicy(game, br, check=False), action_values)
 
 
-def best_response_values(game, policy):
-    """(n,) the value each player would get by best-responding to the others."""
+def best_response_values(game: GameTree | str, policy: PolicyLike) -> np.ndarray:
+    r"""The value each player would get by best-responding to the others:
+    :math:`\max_{\pi'_i} v_i(\pi'_i, \pi_{-i})` for every i.
+
+    Parameters
+    ----------
+    game : GameTree or str
+    policy : TabularPolicy or (I, A) array
+
+    Returns
+    -------
+    (n,) float array
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid policy.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> lk.evaluate.best_response_values("kuhn_poker", lk.uniform_policy("kuhn_poker")).tolist()
+    [0.5, 0.41666666666666663]
+    """
     game, probs = _game_and_probs(game, policy)
     R = _terminal_reach(game, probs)
     return np.array([_best_response_value_table(game, probs, p, R)[0] for p in range(game.num_players)])
 
 
-def nash_conv(game, policy) -> float:
-    """NashConv(pi) = sum_i ( max_{pi'_i} v_i(pi'_i, pi_{-i}) - v_i(pi) ) >= 0, zero exactly at a Nash equilibrium."""
+def nash_conv(game: GameTree | str, policy: PolicyLike) -> float:
+    r"""NashConv: the total gain of the players' best responses, zero exactly at a Nash equilibrium.
+
+    .. math:: \mathrm{NashConv}(\pi) = \sum_i \Big( \max_{\pi'_i} v_i(\pi'_i, \pi_{-i})
+              - v_i(\pi) \Big) \ \ge\ 0
+
+    Parameters
+    ----------
+    game : GameTree or str
+    policy : TabularPolicy or (I, A) array
+        A joint policy (every player's infosets).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid policy (`policy_array`).
+
+    References
+    ----------
+    M. Lanctot, V. Zambaldi, A. Gruslys et al. (2017), "A unified game-theoretic approach to
+    multiagent reinforcement learning", NeurIPS (the name NashConv).
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> round(lk.nash_conv("kuhn_poker", lk.uniform_policy("kuhn_poker")), 10)      # 11/12
+    0.9166666667
+    >>> round(lk.nash_conv("leduc_poker", lk.uniform_policy("leduc_poker")), 10)
+    4.7472222222
+    """
+    if type(policy) is TabularPolicy and policy.game is game and policy.checked:   # validated when made
+        return _nash_conv(game, policy.probs)
     game, probs = _game_and_probs(game, policy)
     return _nash_conv(game, probs)
 
 
 def _nash_conv(game, probs):
+    plan = game.__dict__.get("_compiled_plan")
+    if plan is not None and kernels._current == "numba":
+        # the numba backend: one compiled pass; the on-policy values by the same BLAS product as below
+        index, on_policy, pool = plan
+        scratch = pool.pop() if pool else _scratch(game)         # one per thread at a time
+        out, prod, best = scratch
+        _KERNELS.best_response_values(probs, index, out)
+        values, on = best.tolist(), on_policy(prod).tolist()
+        pool.append(scratch)
+        total = 0.0
+        for p in range(len(values)):                             # sum(gains) below, in the same order
+            total += values[p] - on[p]
+        return total
+    if kernels.backend() == "numba":
+        return _compiled_nash_conv(game, probs)
     R = _terminal_reach(game, probs)
     on_policy = _terminal_structure(game).returns @ R.prod(axis=0)
     gains = [_best_response_value_table(game, probs, p, R)[0] - on_policy[p] for p in range(game.num_players)]
     return float(sum(gains))
 
 
-def exploitability(game, policy) -> float:
-    """NashConv divided by the number of players (OpenSpiel's `exploitability`).
+_KERNELS: Any = None             # labkit._evaluate_kernels, imported on the first compiled evaluation
+
+
+def _scratch(game):
+    """Memory of one compiled evaluation: (out, its first Z entries, its next n); see the kernel."""
+    n, Z = game.num_players, len(game.terminals)
+    out = np.empty(Z + n + game.num_infosets + 2 * (game.legal_mask.size + 1))
+    return out, out[:Z], out[Z:Z + n]
+
+
+def _compiled_nash_conv(game, probs):
+    """First compiled evaluation of `game`: build and cache its plan, then evaluate."""
+    global _KERNELS
+    if _KERNELS is None:
+        _KERNELS = kernels.load("labkit._evaluate_kernels")     # says so if it must compile first
+    game.__dict__["_compiled_plan"] = _compiled_plan(game)
+    return _nash_conv(game, probs)
+
+
+def _compiled_plan(game):
+    """(packed arrays, on-policy values of pi, scratch pool) for `labkit._evaluate_kernels`."""
+    t = _terminal_structure(game)
+    n, Z = game.num_players, len(t.chance)
+    own = _own_depth_levels(game)
+    parts = {"own_infoset": [], "own_parent_infoset": [], "own_parent_seq": []}
+    for idx, parent_infoset, parent_seq in own:
+        parts["own_infoset"].append(idx)
+        parts["own_parent_infoset"].append(parent_infoset)
+        parts["own_parent_seq"].append(parent_seq)
+    parts = {k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64) for k, v in parts.items()}
+    parts["last_seq"] = t.sequence.reshape(-1)
+    player_levels, levels, slots, infoset_start, infoset_parent = [0], [], [], [], []
+    count = 0                                      # infosets so far, over all players' levels
+    used = 0                                       # slots so far
+    for p in range(n):
+        for level_slots, starts, parent in _player_structure(game, p)[1]:
+            levels += [count, count + len(starts)]
+            infoset_start.append(used + starts)
+            infoset_parent.append(parent)
+            slots.append(level_slots)
+            count += len(starts)
+            used += len(level_slots)
+        player_levels.append(len(levels) // 2)
+    parts["player_levels"] = np.array(player_levels)
+    parts["levels"] = np.array(levels, dtype=np.int64)
+    parts["slots"] = np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64)
+    parts["infoset_start"] = np.concatenate(infoset_start + [[used]])
+    parts["infoset_parent"] = np.concatenate(infoset_parent) if infoset_parent else np.zeros(0, dtype=np.int64)
+    # each player's terms: the terminals sorted (stably) by the player's last sequence, in runs
+    player_runs, run_slot, run_end, others, term_chance, term_payoff = [0], [], [], [], [], []
+    for p in range(n):
+        order = np.argsort(t.sequence[p], kind="stable")
+        target = t.sequence[p][order]
+        ends = np.flatnonzero(np.diff(target)) + 1
+        run_slot.append(target[np.concatenate(([0], ends))] if Z else target)
+        run_end.append(p * Z + np.concatenate((ends, [Z])) if Z else target)
+        player_runs.append(player_runs[-1] + len(run_slot[-1]))
+        others.append(np.delete(t.sequence, p, axis=0)[:, order].T.reshape(-1))
+        term_chance.append(t.chance[order])
+        term_payoff.append(t.returns[p][order])
+    parts["player_runs"] = np.array(player_runs)
+    parts["run_slot"] = np.concatenate(run_slot)
+    parts["run_end"] = np.concatenate(run_end)
+    parts["term_others"] = np.concatenate(others)
+    floats = np.concatenate([t.chance] + term_chance + term_payoff).astype(np.float64)
+    returns = np.ascontiguousarray(t.returns, dtype=np.float64)
+    # returns.dot(pi): numpy's BLAS product, the same bits as `returns @ pi` and cheaper to call;
+    # scratch memory is taken from and given back to the list around each call (one per thread)
+    return _KERNELS.pack(n, Z, parts, floats), returns.dot, [_scratch(game)]
+
+
+def exploitability(game: GameTree | str, policy: PolicyLike) -> float:
+    r"""NashConv divided by the number of players (OpenSpiel's ``exploitability``).
+
+    .. math:: \mathrm{exploitability}(\pi) = \mathrm{NashConv}(\pi) / n
 
     In a two-player zero-sum game this is the average of what the two best responses win.
+
+    Parameters
+    ----------
+    game : GameTree or str
+    policy : TabularPolicy or (I, A) array
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid policy.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> round(lk.exploitability("kuhn_poker", lk.uniform_policy("kuhn_poker")), 10)   # 11/24
+    0.4583333333
     """
     game, probs = _game_and_probs(game, policy)
     return _nash_conv(game, probs) / game.num_players

@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Awaitable, Callable
 from queue import Empty
+from typing import Any
 
 POLL_INTERVAL = 0.25       # seconds: the longest a lost wake-up can delay a message
 
@@ -46,7 +48,8 @@ POLL_INTERVAL = 0.25       # seconds: the longest a lost wake-up can delay a mes
 CHANNELS = ("shell_channel", "iopub_channel")
 
 
-def sliced_get_msg(get_msg, interval=POLL_INTERVAL):
+def sliced_get_msg(get_msg: Callable[..., Awaitable[Any]],
+                   interval: float = POLL_INTERVAL) -> Callable[..., Awaitable[Any]]:
     """Wrap an async ``get_msg(timeout=None)`` so that no single wait is longer than `interval`.
 
     Parameters
@@ -61,12 +64,32 @@ def sliced_get_msg(get_msg, interval=POLL_INTERVAL):
     coroutine function
         ``get_msg(timeout=None)`` with the same meaning: the first message, or `queue.Empty`
         once `timeout` seconds have passed (``None``: wait for ever).
+
+    Raises
+    ------
+    ValueError
+        If `interval` is not positive.
+
+    Examples
+    --------
+    A channel whose message arrives without waking the waiter is found at the end of a slice:
+
+    >>> import asyncio
+    >>> from queue import Empty
+    >>> queued = ["reply"]
+    >>> async def get_msg(timeout=None):          # a wait that misses its wake-up
+    ...     await asyncio.sleep(timeout)
+    ...     if queued:
+    ...         return queued.pop()
+    ...     raise Empty
+    >>> asyncio.run(sliced_get_msg(get_msg, interval=0.01)(timeout=60))
+    'reply'
     """
     if not interval > 0:
         raise ValueError(f"interval must be a positive number of seconds, got {interval!r}")
 
     @functools.wraps(get_msg)
-    async def get_msg_in_slices(timeout=None):
+    async def get_msg_in_slices(timeout: float | None = None) -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             remaining = interval if deadline is None else max(0.0, deadline - time.monotonic())
@@ -76,11 +99,12 @@ def sliced_get_msg(get_msg, interval=POLL_INTERVAL):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise
 
-    get_msg_in_slices.sliced = True
+    get_msg_in_slices.sliced = True  # type: ignore[attr-defined]
     return get_msg_in_slices
 
 
-def poll_in_slices(kernel_client, interval=POLL_INTERVAL, channels=CHANNELS):
+def poll_in_slices(kernel_client: Any, interval: float = POLL_INTERVAL,
+                   channels: tuple[str, ...] = CHANNELS) -> Any:
     """Make the shell and IOPub waits of an asyncio kernel client poll in slices.
 
     Parameters
@@ -94,7 +118,18 @@ def poll_in_slices(kernel_client, interval=POLL_INTERVAL, channels=CHANNELS):
 
     Returns
     -------
-    The same client (changed in place; applying it twice changes nothing more).
+    jupyter_client.asynchronous.AsyncKernelClient
+        The same client (changed in place; applying it twice changes nothing more).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> async def get_msg(timeout=None):
+    ...     return "message"
+    >>> client = SimpleNamespace(shell_channel=SimpleNamespace(get_msg=get_msg),
+    ...                          iopub_channel=SimpleNamespace(get_msg=get_msg))
+    >>> poll_in_slices(client).shell_channel.get_msg.sliced
+    True
     """
     for name in channels:
         channel = getattr(kernel_client, name)
@@ -110,16 +145,67 @@ class SlicedPollingMixin:
     ``async_start_new_kernel_client``, while ``setup_kernel()`` (used by nbconvert and by
     cell-by-cell runners) calls ``start_new_kernel_client``, which nbclient binds to its own
     coroutine and so would skip an override of the async method alone.
+
+    Examples
+    --------
+    With a stand-in for nbclient (a real ``NotebookClient`` starts a kernel):
+
+    >>> from types import SimpleNamespace
+    >>> async def get_msg(timeout=None):
+    ...     return "message"
+    >>> class Client:
+    ...     async def async_start_new_kernel_client(self):
+    ...         return SimpleNamespace(shell_channel=SimpleNamespace(get_msg=get_msg),
+    ...                                iopub_channel=SimpleNamespace(get_msg=get_msg))
+    >>> class SlicedClient(SlicedPollingMixin, Client):
+    ...     pass
+    >>> SlicedClient().start_new_kernel_client().iopub_channel.get_msg.sliced
+    True
     """
 
     poll_interval = POLL_INTERVAL
 
-    async def async_start_new_kernel_client(self):
-        kernel_client = await super().async_start_new_kernel_client()
+    async def async_start_new_kernel_client(self) -> Any:
+        """The base class's kernel client, made to poll in slices (`poll_in_slices`).
+
+        Returns
+        -------
+        jupyter_client.asynchronous.AsyncKernelClient
+
+        Examples
+        --------
+        >>> import asyncio
+        >>> from types import SimpleNamespace
+        >>> async def get_msg(timeout=None):
+        ...     return "message"
+        >>> class Client:
+        ...     async def async_start_new_kernel_client(self):
+        ...         return SimpleNamespace(shell_channel=SimpleNamespace(get_msg=get_msg),
+        ...                                iopub_channel=SimpleNamespace(get_msg=get_msg))
+        >>> class SlicedClient(SlicedPollingMixin, Client):
+        ...     pass
+        >>> client = asyncio.run(SlicedClient().async_start_new_kernel_client())
+        >>> client.shell_channel.get_msg.sliced
+        True
+        """
+        kernel_client = await super().async_start_new_kernel_client()  # type: ignore[misc]
         poll_in_slices(kernel_client, self.poll_interval)
         return kernel_client
 
-    def start_new_kernel_client(self):
+    def start_new_kernel_client(self) -> Any:
+        """The synchronous form of `async_start_new_kernel_client` (nbclient's ``setup_kernel``).
+
+        Returns
+        -------
+        jupyter_client.asynchronous.AsyncKernelClient
+
+        Examples
+        --------
+        See the class's example.
+
+        >>> callable(SlicedPollingMixin.start_new_kernel_client)
+        True
+        """
         from jupyter_core.utils import run_sync
 
         return run_sync(self.async_start_new_kernel_client)()

@@ -15,19 +15,42 @@ dominates (small games, sampled episodes)::
 
 The environment variable ``LABKIT_KERNELS=numpy`` sets the default before import. A solver
 keeps the backend it was made with (its ``backend`` attribute).
+
+Compiling, once per installation. numba compiles a kernel the first time it runs (5 to 30 s of
+CPU) and keeps the machine code in its cache, next to the source (``labkit/__pycache__``) or, where
+that folder is read-only, in the user's cache folder (``NUMBA_CACHE_DIR`` chooses another). Every
+later process loads it in a fraction of a second. `load` checks the cache before a kernel's first
+call in a process and, when the kernel has to be compiled, says so on stderr first (and where
+the result will be kept, or that nothing can be kept); ``python -m labkit compile`` compiles
+every kernel ahead of time (``make venv`` runs it).
 """
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
 
-__all__ = ["BACKENDS", "available", "backend", "use", "using"]
+__all__ = ["BACKENDS", "available", "backend", "use", "using", "load", "compile_all", "cache_state"]
 
 BACKENDS = ("numpy", "numba")
 
 
 def available() -> bool:
-    """True if numba can be imported (the compiled kernels can run)."""
+    """True if numba can be imported (the compiled kernels can run).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> available() in (True, False)
+    True
+    """
     try:
         import numba  # noqa: F401
     except ImportError:
@@ -35,7 +58,7 @@ def available() -> bool:
     return True
 
 
-def _default():
+def _default() -> str:
     wanted = os.environ.get("LABKIT_KERNELS", "").strip().lower()
     if wanted and wanted not in BACKENDS:
         raise ValueError(f"LABKIT_KERNELS must be one of {BACKENDS}, got {wanted!r}")
@@ -46,11 +69,26 @@ def _default():
     return "numba" if available() else "numpy"
 
 
-_current = None
+_current: str | None = None
 
 
 def backend() -> str:
-    """The backend new solvers will use: "numba" or "numpy"."""
+    """The backend new solvers will use: "numba" or "numpy".
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``LABKIT_KERNELS`` names an unknown backend, or numba while it is not installed.
+
+    Examples
+    --------
+    >>> backend() in BACKENDS
+    True
+    """
     global _current
     if _current is None:
         _current = _default()
@@ -58,7 +96,26 @@ def backend() -> str:
 
 
 def use(name: str) -> None:
-    """Make new solvers use `name` ("numpy" or "numba")."""
+    """Make new solvers use `name` ("numpy" or "numba").
+
+    Parameters
+    ----------
+    name : {"numpy", "numba"}
+
+    Raises
+    ------
+    ValueError
+        For another name, or "numba" while numba is not installed.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> previous = backend()
+    >>> use("numpy")
+    >>> lk.CFR("kuhn_poker").backend
+    'numpy'
+    >>> use(previous)
+    """
     global _current
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
@@ -68,8 +125,25 @@ def use(name: str) -> None:
 
 
 @contextlib.contextmanager
-def using(name: str):
-    """Context manager: `use(name)` inside the block, the previous backend after it."""
+def using(name: str) -> Iterator[None]:
+    """Context manager: `use(name)` inside the block, the previous backend after it.
+
+    Parameters
+    ----------
+    name : {"numpy", "numba"}
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> with using("numpy"):
+    ...     solver = lk.MCCFR("kuhn_poker", seed=0)
+    >>> solver.backend
+    'numpy'
+    """
     previous = backend()
     use(name)
     try:
@@ -78,16 +152,193 @@ def using(name: str):
         use(previous)
 
 
-def njit(function=None, inline=False):
-    """numba.njit(cache=True) where the package folder is writable, plain njit elsewhere (a
-    read-only installation, the grader's sandbox); imported only when a kernel is first needed.
-    ``inline=True`` for small helpers: numba then inlines them into their callers (a call of a
-    separately compiled function passes every array as a struct, per call)."""
+def njit(function: Callable[..., Any] | None = None, inline: bool = False) -> Any:
+    """numba.njit(cache=True) where a cache folder is writable, plain njit elsewhere (a
+    read-only installation without a user cache folder); imported only when a kernel is first
+    needed. ``inline=True`` for small helpers: numba then inlines them into their callers (a call
+    of a separately compiled function passes every array as a struct, per call).
+
+    Parameters
+    ----------
+    function : callable, optional
+        The Python function (decorator use: ``@njit`` or ``@njit(inline=True)``).
+    inline : bool
+
+    Returns
+    -------
+    numba dispatcher
+        (or a decorator, when `function` is None)
+
+    Examples
+    --------
+    >>> @njit
+    ... def add(a, b):
+    ...     return a + b
+    >>> add(2, 3)
+    5
+    """
     if function is None:
         return lambda f: njit(f, inline=inline)
     import numba
-    options = {"inline": "always"} if inline else {}
+    options: dict[str, Any] = {"inline": "always"} if inline else {}
     try:
         return numba.njit(cache=True, **options)(function)
     except RuntimeError:                  # "no locator available": nowhere to write the cache
         return numba.njit(**options)(function)
+
+
+# ----------------------------------------------------------------------------- compiling once
+def cache_state(dispatcher: Any) -> tuple[str, str | None]:
+    """Whether numba's on-disk cache holds a kernel for its current source.
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        Made by `njit`.
+
+    Returns
+    -------
+    (str, str or None)
+        "warm" (compiled code for this source is cached), "cold" (it will be compiled, then
+        cached), "none" (no cache folder is writable: it will be compiled in every process) or
+        "unknown"; and the cache folder.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> if lk.kernels.available():
+    ...     state, folder = cache_state(njit(lambda x: x))     # a lambda has no source file
+    ... else:
+    ...     state = "none"
+    >>> state
+    'none'
+    """
+    cache: Any = getattr(dispatcher, "_cache", None)
+    folder = getattr(cache, "cache_path", None)
+    if folder is None:
+        return "none", None
+    try:
+        index = cache._cache_file._load_index()
+    except Exception:                     # another numba: the layout of its cache may differ
+        return "unknown", folder
+    return ("warm" if index else "cold"), folder
+
+
+class _FirstCall:
+    """A kernel that checks the cache before its first call in this process and, if it is about
+    to be compiled, says so on stderr (compiling takes seconds, loading a fraction of one). After
+    that first call it puts the plain dispatcher in its place on `owner`, so later calls cost
+    nothing extra."""
+
+    def __init__(self, dispatcher: Any, module: str, owner: Any, name: str):
+        self.dispatcher = dispatcher
+        self.module = module
+        self.owner = owner
+        self.__name__ = name
+        self.__doc__ = getattr(dispatcher, "__doc__", None)
+        self._done = False
+
+    def __call__(self, *args: Any) -> Any:
+        if self._done:                    # a caller that kept this object rather than the attribute
+            return self.dispatcher(*args)
+        state, folder = cache_state(self.dispatcher)
+        start = time.process_time()
+        if state in ("cold", "none"):
+            where = (f"once for this installation; cached in {folder}" if state == "cold" else
+                     "for this process only: no writable folder for numba's cache (set NUMBA_CACHE_DIR to one, "
+                     "or LABKIT_KERNELS=numpy to use the numpy code)")
+            print(f"labkit: compiling the kernel {self.module}.{self.__name__} with numba ({where}); "
+                  "this takes a few seconds", file=sys.stderr, flush=True)
+        result = self.dispatcher(*args)
+        self._done = True
+        setattr(self.owner, self.__name__, self.dispatcher)
+        if state in ("cold", "none"):
+            print(f"labkit: compiled in {time.process_time() - start:.1f} s of CPU", file=sys.stderr, flush=True)
+        return result
+
+
+class _KernelModule:
+    """A kernel module whose public dispatchers announce their compilation (`_FirstCall`); the
+    private ones, called from inside other kernels, stay plain dispatchers."""
+
+    def __init__(self, module: Any):
+        self._module = module
+        for name, value in vars(module).items():
+            if not name.startswith("_") and hasattr(value, "py_func"):
+                setattr(self, name, _FirstCall(value, module.__name__, self, name))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
+_LOADED: dict[str, _KernelModule] = {}
+KERNEL_MODULES = ("labkit._cfr_kernels", "labkit._mccfr_kernels", "labkit._evaluate_kernels")
+
+
+def load(module: str) -> Any:
+    """Import a kernel module; its kernels tell on stderr when their first call has to compile.
+
+    Parameters
+    ----------
+    module : str
+        E.g. "labkit._cfr_kernels" (`KERNEL_MODULES`).
+
+    Returns
+    -------
+    module-like object
+        Its public kernels, wrapped; everything else as in the module.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kernels = load("labkit._cfr_kernels") if lk.kernels.available() else None
+    >>> kernels is None or callable(kernels.iterations)
+    True
+    """
+    loaded = _LOADED.get(module)
+    if loaded is None:
+        loaded = _LOADED[module] = _KernelModule(importlib.import_module(module))
+    return loaded
+
+
+def compile_all() -> dict[str, str]:
+    """Compile (or load from the cache) every kernel, by running each solver once on Kuhn poker.
+
+    ``python -m labkit compile`` calls it; after it, no notebook on this installation waits for
+    numba.
+
+    Returns
+    -------
+    dict
+        {kernel: cache state before compiling ("warm", "cold", "none" or "unknown")}.
+
+    Raises
+    ------
+    ValueError
+        If numba is not installed.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> states = compile_all() if lk.kernels.available() else {}
+    >>> sorted(states)[:1] in ([], ["labkit._cfr_kernels.iterations"])
+    True
+    """
+    if not available():
+        raise ValueError("numba is not installed, so there is nothing to compile (pip install numba)")
+    states = {}
+    for name in KERNEL_MODULES:
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if not attr.startswith("_") and hasattr(value, "py_func"):
+                states[f"{name}.{attr}"] = cache_state(value)[0]
+    from labkit.cfr import CFR
+    from labkit.mccfr import MCCFR
+    from labkit.evaluate import nash_conv
+    from labkit.policy import uniform_policy
+    with using("numba"):
+        nash_conv("kuhn_poker", uniform_policy("kuhn_poker"))
+        CFR("kuhn_poker").run(1)
+        for sampling in ("outcome", "external"):
+            MCCFR("kuhn_poker", sampling=sampling, seed=0).run(1)
+    return states

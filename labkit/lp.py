@@ -1,21 +1,27 @@
-"""The sequence-form linear program for two-player zero-sum games (Koller, Megiddo and
+r"""The sequence-form linear program for two-player zero-sum games (Koller, Megiddo and
 von Stengel, 1994), solved with scipy's HiGHS.
 
 Player 0 chooses a realization plan x (one weight per sequence, E x = e, x >= 0) to maximize
 the value it can guarantee, min_y x^T M y over player 1's plans y (F y = f, y >= 0). By LP
 duality the inner minimum is max { f^T v : F^T v <= M^T x }, which gives one LP in (x, v).
+
+scipy is imported when the LP is first solved, not with labkit.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 from labkit.evaluate import _reach, edge_probabilities
 from labkit.policy import TabularPolicy, normalize_rows
+from labkit.tree import GameTree
+
+if TYPE_CHECKING:
+    from labkit.games import GameLike
 
 
-def _sequences(game, player):
+def _sequences(game: GameTree, player: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Player's sequences: index 0 is the empty one, then every legal (infoset, action)."""
     I, a = np.nonzero(game.legal_mask & (game.infoset_player == player)[:, None])
     index = np.full(game.num_infosets * game.num_actions + 1, -1)
@@ -24,8 +30,10 @@ def _sequences(game, player):
     return I, a, index
 
 
-def _constraints(game, player, index):
+def _constraints(game: GameTree, player: int, index: np.ndarray) -> tuple[Any, np.ndarray]:
     """E x = e: x(empty) = 1 and, at every infoset, sum_a x(I, a) = x(parent sequence of I)."""
+    from scipy import sparse
+
     infosets = game.infosets_of(player)
     rows, cols, vals = [0], [0], [1.0]
     for r, i in enumerate(infosets, start=1):
@@ -42,8 +50,12 @@ def _constraints(game, player, index):
     return E, e
 
 
-def _solve_for(game, player, M, E, e, F, f):
+def _solve_for(game: GameTree, player: int, M: Any, E: Any, e: np.ndarray, F: Any,
+               f: np.ndarray) -> tuple[np.ndarray, float]:
     """Maximize player's guaranteed value; M is the payoff to `player` (its sequences x the other's)."""
+    from scipy import sparse
+    from scipy.optimize import linprog
+
     nx, nv = E.shape[1], F.shape[0]
     c = np.concatenate([np.zeros(nx), -f])                    # maximize f^T v
     A_ub = sparse.hstack([-M.T, F.T]).tocsr()                  # F^T v - M^T x <= 0
@@ -56,15 +68,55 @@ def _solve_for(game, player, M, E, e, F, f):
     return res.x[:nx], -res.fun
 
 
-def zero_sum_equilibrium(game):
-    """A Nash equilibrium of a two-player zero-sum game and its value.
+def zero_sum_equilibrium(game: GameLike) -> tuple[TabularPolicy, float]:
+    r"""A Nash equilibrium of a two-player zero-sum game and its value, by linear programming.
+
+    Player 0's realization plan x solves
+
+    .. math:: \max_{x, v}\ f^\top v \quad \text{s.t.} \quad E x = e,\ x \ge 0,\
+              F^\top v \le M^\top x,
+
+    where M is the chance-weighted sequence-form payoff matrix, E x = e and F y = f the players'
+    sequence constraints (x(empty) = 1, and the weights of an infoset's actions sum to the weight
+    of the sequence leading to it); player 1's plan solves the same program on -M^T. The
+    behavioral policy is :math:`\pi(a \mid I) = x(I, a) / x(\text{parent of } I)`.
+
+    Parameters
+    ----------
+    game : str or GameTree
+        A two-player zero-sum game.
 
     Returns
     -------
     (TabularPolicy, float)
-        The equilibrium behavioral profile (pi(a|I) = x(I, a) / x(parent of I); uniform
-        where x(parent) = 0) and the value of the game to player 0.
+        The equilibrium behavioral profile (uniform where x(parent) = 0) and the value of the
+        game to player 0.
+
+    Raises
+    ------
+    ValueError
+        If the game does not have two players or is not zero-sum.
+    RuntimeError
+        If the LP solver fails.
+
+    References
+    ----------
+    D. Koller, N. Megiddo and B. von Stengel (1994), "Fast algorithms for finding randomized
+    strategies in game trees", STOC.
+
+    Examples
+    --------
+    Kuhn poker's value is -1/18 and Leduc's -0.0856064 (to the first player):
+
+    >>> import labkit as lk
+    >>> policy, value = zero_sum_equilibrium("kuhn_poker")
+    >>> round(value, 6), round(-1 / 18, 6), lk.nash_conv("kuhn_poker", policy) < 1e-9
+    (-0.055556, -0.055556, True)
+    >>> round(zero_sum_equilibrium("leduc_poker")[1], 7)
+    -0.0856064
     """
+    from scipy import sparse
+
     from labkit.games import load
     game = load(game)
     if game.num_players != 2:

@@ -1,4 +1,4 @@
-"""Magnetic mirror descent (MMD) on extensive-form games, with dilated entropy.
+r"""Magnetic mirror descent (MMD) on extensive-form games, with dilated entropy.
 
 Sokota, D'Orazio, Kolter, Loizou, Lanctot, Mitliagkas, Brown and Kroer (2023), "A unified
 approach to reinforcement learning, quantal response equilibria, and two-player zero-sum
@@ -50,19 +50,33 @@ same stepsize this class reproduces OpenSpiel's iterates (tests/test_mmd.py).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from labkit._messages import show
-from labkit.evaluate import _cf_values, _reach, edge_probabilities, expected_payoffs, policy_array
+from labkit.evaluate import PolicyLike, _cf_values, _reach, edge_probabilities, expected_payoffs, policy_array
 from labkit.policy import TabularPolicy, infoset_own_reach
 from labkit.solver import Solver
+from labkit.tree import GameTree
+
+if TYPE_CHECKING:
+    from labkit.games import GameLike
 
 MAGNETS = ("uniform", "entropy")
 FEEDBACK = ("sequence form", "action values")
 
 
 class MMD(Solver):
-    """Magnetic mirror descent with dilated entropy, from exact sequence-form gradients.
+    r"""Magnetic mirror descent with dilated entropy, from exact sequence-form gradients.
+
+    Every player's realization plan moves by
+
+    .. math:: x_i^{t+1} = \arg\max_x\ \eta \langle g_i^t, x \rangle - \eta \alpha\, D(x \| \rho_i)
+              - D(x \| x_i^t),
+
+    with :math:`g_i^t` the sequence-form gradient, :math:`\rho_i` the magnet and D the dilated
+    entropy's Bregman divergence (module docstring); one bottom-up softmax per iteration.
 
     Parameters
     ----------
@@ -86,10 +100,38 @@ class MMD(Solver):
         Sequence-form gradients with the bottom-up dilated update (converges to the
         dilated-entropy QRE), or per-infoset expected action values (converges to the agent QRE;
         give a `stepsize`, since the default scale is the sequence form's).
+
+    Raises
+    ------
+    TypeError
+        For a non-numeric alpha, stepsize or magnet stepsize.
+    ValueError
+        For values out of range, an unknown magnet or feedback, or a magnet or initial policy that
+        is invalid or lacks full support.
+
+    References
+    ----------
+    S. Sokota, R. D'Orazio, J. Z. Kolter, N. Loizou, M. Lanctot, I. Mitliagkas, N. Brown and
+    C. Kroer (2023), "A unified approach to reinforcement learning, quantal response equilibria,
+    and two-player zero-sum games", ICLR.
+
+    Examples
+    --------
+    With a magnet moved every 20 iterations the last iterate approaches a Nash equilibrium; with a
+    fixed magnet it stops at the regularized equilibrium:
+
+    >>> import labkit as lk
+    >>> moving = lk.MMD("kuhn_poker", alpha=0.1, stepsize=1.0, magnet_update_every=20)
+    >>> fixed = lk.MMD("kuhn_poker", alpha=0.1, stepsize=1.0)
+    >>> _ = moving.run(500), fixed.run(500)
+    >>> round(moving.nash_conv("current"), 4), round(fixed.nash_conv("current"), 4)
+    (0.0011, 0.2198)
     """
 
-    def __init__(self, game, alpha, stepsize=None, magnet="uniform", magnet_update_every=None,
-                 magnet_stepsize=None, initial_policy=None, feedback="sequence form"):
+    def __init__(self, game: GameLike, alpha: float, stepsize: float | None = None,
+                 magnet: str | PolicyLike = "uniform", magnet_update_every: int | None = None,
+                 magnet_stepsize: float | None = None, initial_policy: PolicyLike | None = None,
+                 feedback: str = "sequence form"):
         super().__init__(game)
         game = self.game
         if feedback not in FEEDBACK:
@@ -139,7 +181,7 @@ class MMD(Solver):
         self._levels = _own_levels(game)
 
     # ------------------------------------------------------------------ one iteration
-    def _step(self):
+    def _step(self) -> None:
         game, eta, alpha = self.game, self.stepsize, self.alpha
         scale = 1.0 + eta * alpha
         bias = eta * alpha * self._log_magnet + self._log_probs
@@ -162,51 +204,161 @@ class MMD(Solver):
 
     # ------------------------------------------------------------------ policies
     def current_policy(self) -> TabularPolicy:
-        """The last iterate pi_t."""
+        r"""The last iterate :math:`\pi_t`.
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MMD("kuhn_poker", alpha=1.0)
+        >>> solver.current_policy()["K|b"]                    # uniform before the first step
+        {'pass': 0.5, 'bet': 0.5}
+        """
         return TabularPolicy(self.game, self._probs.copy(), check=False)
 
     def average_policy(self) -> TabularPolicy:
-        """The sequence-form average of pi_0, ..., pi_T (reach-weighted, the initial policy included,
-        as in OpenSpiel): pi_bar(a | I) = sum_t x_t(I, a) / sum_t x_t(I)."""
+        r"""The sequence-form average of :math:`\pi_0, \dots, \pi_T` (reach-weighted, the initial
+        policy included, as in OpenSpiel):
+        :math:`\bar\pi(a \mid I) = \sum_t x_t(I, a) / \sum_t x_t(I)`.
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MMD("kuhn_poker", alpha=0.05, stepsize=1.0)
+        >>> _ = solver.run(200)
+        >>> solver.nash_conv("average") < solver.nash_conv("current") + 0.1
+        True
+        """
         total = self._realization_sum.sum(axis=1, keepdims=True)
         uniform = TabularPolicy.uniform(self.game).probs
         probs = np.where(total > 0, self._realization_sum / np.where(total > 0, total, 1.0), uniform)
         return TabularPolicy(self.game, probs, check=False)
 
     def magnet(self) -> TabularPolicy:
-        """The current magnet rho."""
+        r"""The current magnet :math:`\rho`.
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MMD("kuhn_poker", alpha=1.0, magnet_update_every=1)
+        >>> solver.magnet()["K|b"], solver.step().magnet()["K|b"]["bet"] > 0.5
+        ({'pass': 0.5, 'bet': 0.5}, True)
+        """
         return TabularPolicy(self.game, np.where(self.game.legal_mask, np.exp(self._log_magnet), 0.0), check=False)
 
     # ------------------------------------------------------------------ the regularized game
-    def regularized_response(self, policy=None) -> TabularPolicy:
-        """The best response in the regularized game to `policy` (default: the current one), for
+    def regularized_response(self, policy: PolicyLike | None = None) -> TabularPolicy:
+        r"""The best response in the regularized game to `policy` (default: the current one), for
         every player at once:
 
-            q_alpha(J, a) = g(J, a) + sum over the infosets K right after (J, a) of
-                            alpha log sum_b rho(b | K) exp(q_alpha(K, b) / alpha),
-            response(a | J) ∝ rho(a | J) exp(q_alpha(J, a) / alpha),
+        .. math:: q_\alpha(J, a) = g(J, a) + \sum_{K \text{ right after } (J, a)}
+                  \alpha \log \sum_b \rho(b \mid K)\, e^{q_\alpha(K, b) / \alpha}, \qquad
+                  \text{response}(a \mid J) \propto \rho(a \mid J)\, e^{q_\alpha(J, a) / \alpha},
 
-        with g the sequence-form gradient at `policy` (plus alpha log|A(K)| per next infoset K with
-        magnet="entropy"). The regularized equilibrium (QRE) is its fixed point. With
-        feedback="action values" it is the logit response pi(a | J) ∝ rho(a | J) exp(q(J, a) / alpha)
-        to the expected action values, whose fixed point is the agent QRE.
+        with g the sequence-form gradient at `policy` (plus :math:`\alpha \log |A(K)|` per next
+        infoset K with magnet="entropy"). The regularized equilibrium (QRE) is its fixed point. With
+        feedback="action values" it is the logit response
+        :math:`\pi(a \mid J) \propto \rho(a \mid J)\, e^{q(J, a) / \alpha}` to the expected action
+        values, whose fixed point is the agent QRE.
+
+        Parameters
+        ----------
+        policy : TabularPolicy or (I, A) array, optional
+            The policy responded to (the current iterate by default).
+
+        Returns
+        -------
+        TabularPolicy
+
+        Raises
+        ------
+        ValueError
+            With alpha = 0, or an invalid policy.
+
+        Examples
+        --------
+        At the regularized equilibrium the response is the policy itself:
+
+        >>> import labkit as lk
+        >>> solver = lk.MMD("kuhn_poker", alpha=1.0)
+        >>> _ = solver.run(300)
+        >>> response = solver.regularized_response()
+        >>> float(abs(response.probs - solver.current_policy().probs).max()) < 1e-6
+        True
         """
         probs = self._probs if policy is None else _policy_probs(self.game, policy)
         return TabularPolicy(self.game, self._response(probs)[0], check=False)
 
-    def qre_residual(self, policy=None) -> float:
-        """max |regularized_response(pi) - pi| over (infoset, action): 0 exactly at the regularized equilibrium."""
+    def qre_residual(self, policy: PolicyLike | None = None) -> float:
+        r"""The largest change a regularized response makes, 0 exactly at the regularized equilibrium:
+        :math:`\max_{I, a} |\text{regularized\_response}(\pi)(a \mid I) - \pi(a \mid I)|`.
+
+        Parameters
+        ----------
+        policy : TabularPolicy or (I, A) array, optional
+            The current iterate by default.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MMD("kuhn_poker", alpha=1.0)
+        >>> before = solver.qre_residual()
+        >>> _ = solver.run(100)
+        >>> solver.qre_residual() < before
+        True
+        """
         probs = self._probs if policy is None else _policy_probs(self.game, policy)
         return float(np.abs(self._response(probs)[0] - probs).max())
 
-    def regularized_gap(self, policy=None) -> float:
-        """Saddle-point gap of the regularized game (OpenSpiel's `get_gap`):
+    def regularized_gap(self, policy: PolicyLike | None = None) -> float:
+        r"""Saddle-point gap of the regularized game (OpenSpiel's ``get_gap``):
 
-            sum_i [ max_x' (<g_i, x'> - alpha D_i(x')) - (<g_i, x_i> - alpha D_i(x_i)) ] >= 0,
+        .. math:: \sum_i \Big[ \max_{x'} \big(\langle g_i, x' \rangle - \alpha D_i(x')\big)
+                  - \big(\langle g_i, x_i \rangle - \alpha D_i(x_i)\big) \Big] \ \ge\ 0,
 
-        with D_i(x) = sum_J x(parent of J) KL(pi_x(. | J) || rho(. | J)) (minus the bonus
-        sum_J x(parent of J) log|A(J)| with magnet="entropy"). Zero exactly at the QRE.
+        with :math:`D_i(x) = \sum_J x(\text{parent of } J)\, \mathrm{KL}(\pi_x(\cdot \mid J) \,\|\,
+        \rho(\cdot \mid J))` (minus the bonus :math:`\sum_J x(\text{parent of } J) \log |A(J)|` with
+        magnet="entropy"). Zero exactly at the QRE.
         Sequence-form feedback only (the agent QRE is not the saddle point of one objective).
+
+        Parameters
+        ----------
+        policy : TabularPolicy or (I, A) array, optional
+            The current iterate by default.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            With feedback="action values" or alpha = 0.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> solver = lk.MMD("kuhn_poker", alpha=1.0)
+        >>> round(solver.regularized_gap(), 4)                 # at the uniform start
+        0.0805
+        >>> _ = solver.run(200)
+        >>> abs(solver.regularized_gap()) < 1e-8
+        True
         """
         if self.feedback != "sequence form":
             raise ValueError("regularized_gap is defined for feedback='sequence form'; use qre_residual")
@@ -221,7 +373,7 @@ class MMD(Solver):
         values = expected_payoffs(game, probs)
         return float((root_values - (values - self.alpha * penalty)).sum())
 
-    def _response(self, probs):
+    def _response(self, probs: np.ndarray) -> tuple[np.ndarray, Any]:
         if self.alpha <= 0:
             raise ValueError("the regularized game needs alpha > 0")
         game, alpha = self.game, self.alpha
@@ -233,13 +385,13 @@ class MMD(Solver):
                                                   alpha * self.entropy_bonus)
         return np.where(game.legal_mask, np.exp(log_probs), 0.0), root_values
 
-    def _full_support(self, policy, name):
+    def _full_support(self, policy: PolicyLike, name: str) -> np.ndarray:
         probs = _policy_probs(self.game, policy, name)
         if np.any(self.game.legal_mask & (probs <= 0)):
             raise ValueError(f"{name} must give every legal action a positive probability (MMD takes its log)")
         return probs
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         moving = (f", magnet moved every {self.magnet_update_every}" if self.magnet_update_every
                   else f", magnet step {self.magnet_stepsize}" if self.magnet_stepsize else "")
         return (f"MMD({self.game.name}, alpha={self.alpha:g}, stepsize={self.stepsize:g}, "
@@ -247,13 +399,36 @@ class MMD(Solver):
 
 
 # ---------------------------------------------------------------------- building blocks
-def sequence_form_gradient(game, probs):
-    """(I, A) g(I, a) for the player acting at I: sum over terminals z whose last own sequence
-    is (I, a) of pi_{-i}(z) u_i(z), the derivative of player i's expected payoff with respect
-    to its realization weight x_i(I, a).
+def sequence_form_gradient(game: GameTree, probs: np.ndarray) -> np.ndarray:
+    r"""The sequence-form gradient of every player's expected payoff.
 
-    pi_{-i}(z) = chance(z) * prod_{j != i} x_j(z), where x_j(z) is player j's realization weight of
-    its last sequence before z, so no pass over the histories is needed: one gather per player.
+    .. math:: g(I, a) = \frac{\partial v_i}{\partial x_i(I, a)}
+              = \sum_{z:\ \sigma_i(z) = (I, a)} \pi_{-i}(z)\, u_i(z)
+
+    for the player i acting at I. :math:`\pi_{-i}(z) = \pi_c(z) \prod_{j \ne i} x_j(z)`, where
+    :math:`x_j(z)` is player j's realization weight of its last sequence before z, so no pass over
+    the histories is needed: one gather per player.
+
+    Parameters
+    ----------
+    game : GameTree
+    probs : (I, A) float array
+        A valid policy array.
+
+    Returns
+    -------
+    (I, A) float array
+
+    Examples
+    --------
+    Holding the jack against the uniform opponent, opening with a pass and with a bet are worth
+    the same, -1/6 (chance deals the jack with probability 1/3):
+
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> g = sequence_form_gradient(kuhn, lk.uniform_policy(kuhn).probs)
+    >>> g[kuhn.infoset_index("J|")].round(4).tolist()
+    [-0.1667, -0.1667]
     """
     last, weighted_returns = _terminal_structure(game)
     # realization weights of every sequence, with a leading 1 for the empty sequence
@@ -268,7 +443,7 @@ def sequence_form_gradient(game, probs):
     return g.reshape(game.legal_mask.shape)
 
 
-def _terminal_structure(game):
+def _terminal_structure(game: GameTree) -> tuple[np.ndarray, np.ndarray]:
     """(last own sequence of every player at every terminal (n, Z), chance(z) u_i(z) (n, Z)), cached."""
     cache = game.__dict__.setdefault("_mmd_cache", {})
     if "terminals" not in cache:
@@ -279,9 +454,30 @@ def _terminal_structure(game):
     return cache["terminals"]
 
 
-def expected_action_values(game, probs):
-    """(I, A) q(I, a) = sum_{h in I} pi_{-i}(h) v_i(h a) / sum_{h in I} pi_{-i}(h): the acting
-    player's expected return after a at I, given that I is reached (0 where nobody reaches I)."""
+def expected_action_values(game: GameTree, probs: np.ndarray) -> np.ndarray:
+    r"""The acting player's expected return after each action, given that its infoset is reached.
+
+    .. math:: q(I, a) = \frac{\sum_{h \in I} \pi_{-i}(h)\, v_i(h a)}{\sum_{h \in I} \pi_{-i}(h)}
+
+    (0 where nobody reaches I): the counterfactual value divided by the others' reach.
+
+    Parameters
+    ----------
+    game : GameTree
+    probs : (I, A) float array
+
+    Returns
+    -------
+    (I, A) float array
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> q = expected_action_values(kuhn, lk.uniform_policy(kuhn).probs)
+    >>> q[kuhn.infoset_index("K|b")].tolist()                    # fold -1, call +2
+    [-1.0, 2.0]
+    """
     cf, F, _ = _cf_values(game, probs, edge_probabilities(game, probs))
     decisions = np.flatnonzero(game.infoset >= 0)
     owner = game.player[decisions]
@@ -290,7 +486,7 @@ def expected_action_values(game, probs):
     return np.where(reach[:, None] > 0, cf / np.where(reach > 0, reach, 1.0)[:, None], 0.0)
 
 
-def _others_reach_at(F, histories, owner, num_players):
+def _others_reach_at(F: np.ndarray, histories: np.ndarray, owner: np.ndarray, num_players: int) -> np.ndarray:
     """pi_{-i}(h) for each history h, i = owner[h]: the product of every reach row but i's."""
     total = np.ones(len(histories))
     for row in range(num_players + 1):
@@ -298,9 +494,32 @@ def _others_reach_at(F, histories, owner, num_players):
     return total
 
 
-def sequence_form_payoff_max(game):
-    """max |M| over the chance-weighted sequence-form payoff matrix of player 0 in a two-player
-    game: M(s0, s1) = sum of chance(z) u_0(z) over terminals z ending in the sequences (s0, s1)."""
+def sequence_form_payoff_max(game: GameTree) -> float:
+    r"""The largest entry, in magnitude, of player 0's chance-weighted sequence-form payoff matrix
+    in a two-player game: :math:`\max |M|` with
+    :math:`M(s_0, s_1) = \sum_{z \text{ ending in } (s_0, s_1)} \pi_c(z)\, u_0(z)`.
+
+    MMD's default stepsize is alpha / max|M|^2 (OpenSpiel's).
+
+    Parameters
+    ----------
+    game : GameTree
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the game does not have two players.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> round(sequence_form_payoff_max(lk.games.load("kuhn_poker")), 4)       # 2 x 1/6
+    0.3333
+    """
     if game.num_players != 2:
         raise ValueError("the sequence-form payoff matrix is defined here for two-player games")
     z = game.terminals
@@ -312,7 +531,7 @@ def sequence_form_payoff_max(game):
     return float(np.abs(entries).max())
 
 
-def _own_levels(game):
+def _own_levels(game: GameTree) -> list[tuple[np.ndarray, np.ndarray]]:
     """Infosets grouped by their depth in the acting player's own sequence tree, deepest first."""
     depth = game.infoset_own_depth
     return [(idx, game.infoset_parent_seq[idx])
@@ -347,7 +566,7 @@ def _dilated_softmax(game, levels, payoff, bias, temperature, bonus):
     return log_probs, root_values
 
 
-def _is_named(value, name):
+def _is_named(value: Any, name: str) -> bool:
     return isinstance(value, str) and value == name
 
 
@@ -367,12 +586,12 @@ def _masked_log(game, probs):
         return np.log(np.where(game.legal_mask, probs, 1.0))
 
 
-def _policy_probs(game, policy, name="policy"):
+def _policy_probs(game: GameTree, policy: PolicyLike, name: str = "policy") -> np.ndarray:
     """The probability array of a TabularPolicy or a (validated) plain array."""
     return policy_array(game, policy, name)
 
 
-def _number(name, value, allow_none=False):
+def _number(name: str, value: Any, allow_none: bool = False) -> Any:
     """`value` as a float, or TypeError naming the argument (None passes if allowed)."""
     if value is None and allow_none:
         return None

@@ -1,4 +1,4 @@
-"""Figures shared by the chapters: one colour per method, the probability simplex, convergence curves.
+r"""Figures shared by the chapters: one colour per method, the probability simplex, convergence curves.
 
 Every function draws on a matplotlib ``Axes`` that the caller made, so the same drawing code serves a
 static figure (``fig, ax = plt.subplots()``) and the frames of a widget (`labkit.widgets.png_frame`).
@@ -13,6 +13,9 @@ static figure (``fig, ax = plt.subplots()``) and the frames of a widget (`labkit
 Colours come from `method_color`, so a method keeps its colour on every page of the book.
 """
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -83,10 +86,27 @@ _BY_LOWER = {name.lower(): name for name in METHOD_COLORS}
 def method_color(method: str) -> str:
     """The book's colour for `method` (case-insensitive; a few aliases such as "Hedge" are accepted).
 
+    Parameters
+    ----------
+    method : str
+        A key of `METHOD_COLORS` or one of its aliases.
+
+    Returns
+    -------
+    str
+        A hex colour.
+
     Raises
     ------
+    TypeError
+        If `method` is not a string.
     ValueError
         If the method has no colour yet; the message lists the known names.
+
+    Examples
+    --------
+    >>> method_color("CFR+"), method_color("hedge") == method_color("mirror descent")
+    ('#D55E00', True)
     """
     if not isinstance(method, str):
         raise TypeError(f"method must be a string, got {type(method).__name__}")
@@ -102,11 +122,12 @@ def method_color(method: str) -> str:
 _CORNERS = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, np.sqrt(3) / 2]])
 
 
-def simplex_xy(p) -> np.ndarray:
-    """Cartesian coordinates of distributions over three actions.
+def simplex_xy(p: Any) -> np.ndarray:
+    r"""Cartesian coordinates of distributions over three actions.
 
-    The point p = (p_1, p_2, p_3) lands at sum_k p_k c_k, where the corners c_k form an equilateral
-    triangle with action 1 bottom left, action 2 bottom right and action 3 at the top.
+    The point :math:`p = (p_1, p_2, p_3)` lands at :math:`\sum_k p_k c_k`, where the corners
+    :math:`c_k` form an equilateral triangle with action 1 bottom left, action 2 bottom right and
+    action 3 at the top.
 
     Parameters
     ----------
@@ -115,16 +136,49 @@ def simplex_xy(p) -> np.ndarray:
     Returns
     -------
     (..., 2) array
+
+    Raises
+    ------
+    ValueError
+        For a last axis other than 3 or values that are not finite.
+
+    Examples
+    --------
+    >>> simplex_xy([[1, 0, 0], [0, 1, 0], [1 / 3, 1 / 3, 1 / 3]]).round(4).tolist()
+    [[0.0, 0.0], [1.0, 0.0], [0.5, 0.2887]]
     """
     p = np.asarray(p, dtype=float)
     if p.shape[-1:] != (3,):
         raise ValueError(f"simplex_xy needs distributions over 3 actions (last axis 3), got shape {p.shape}")
+    if not np.all(np.isfinite(p)):
+        raise ValueError("simplex_xy needs finite probabilities; got a NaN or an infinity")
     return p @ _CORNERS
 
 
 def simplex_grid(resolution: int = 60) -> np.ndarray:
-    """(N, 3) evenly spaced points of the simplex: every (i, j, k) / resolution with i + j + k = resolution."""
-    if not isinstance(resolution, (int, np.integer)) or resolution < 1:
+    """Evenly spaced points of the simplex: every (i, j, k) / resolution with i + j + k = resolution.
+
+    Parameters
+    ----------
+    resolution : int
+        Grid steps per edge, >= 1.
+
+    Returns
+    -------
+    (N, 3) float array
+        N = (resolution + 1)(resolution + 2) / 2 points.
+
+    Raises
+    ------
+    ValueError
+        For a resolution that is not a positive integer.
+
+    Examples
+    --------
+    >>> simplex_grid(2).tolist()
+    [[0.0, 0.0, 1.0], [0.0, 0.5, 0.5], [0.0, 1.0, 0.0], [0.5, 0.0, 0.5], [0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]
+    """
+    if isinstance(resolution, (bool, np.bool_)) or not isinstance(resolution, (int, np.integer)) or resolution < 1:
         raise ValueError(f"resolution must be a positive integer, got {resolution!r}")
     i, j = np.meshgrid(np.arange(resolution + 1), np.arange(resolution + 1), indexing="ij")
     keep = i + j <= resolution
@@ -132,13 +186,38 @@ def simplex_grid(resolution: int = 60) -> np.ndarray:
     return np.stack([i, j, resolution - i - j], axis=1) / resolution
 
 
-def draw_simplex(ax, labels=("1", "2", "3"), fontsize=11):
-    """Outline the simplex on `ax`, name its corners, and hide the Cartesian axes."""
-    if len(labels) != 3:
+def draw_simplex(ax: Any, labels: Sequence[str] = ("1", "2", "3"), fontsize: float = 11) -> Any:
+    """Outline the simplex on `ax`, name its corners, and hide the Cartesian axes.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    labels : three str
+        The corners' names: action 1 bottom left, 2 bottom right, 3 at the top.
+    fontsize : float
+
+    Returns
+    -------
+    matplotlib Axes
+        `ax`.
+
+    Raises
+    ------
+    ValueError
+        For another number of labels.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> [t.get_text() for t in draw_simplex(ax, ["rock", "paper", "scissors"]).texts]
+    ['rock', 'paper', 'scissors']
+    """
+    if isinstance(labels, str) or len(labels) != 3:
         raise ValueError(f"a simplex of 3 actions needs 3 labels, got {len(labels)}")
     ax.plot(*np.vstack([_CORNERS, _CORNERS[:1]]).T, color="black", linewidth=1)
     offsets = [(-0.04, -0.05, "right"), (0.04, -0.05, "left"), (0.0, 0.04, "center")]
-    for (x, y), (dx, dy, ha), label in zip(_CORNERS, offsets, labels):
+    for (x, y), (dx, dy, ha), label in zip(_CORNERS, offsets, labels, strict=True):
         ax.text(x + dx, y + dy, label, ha=ha, va="center", fontsize=fontsize)
     ax.set_aspect("equal")
     ax.set_xlim(-0.15, 1.15)
@@ -147,7 +226,7 @@ def draw_simplex(ax, labels=("1", "2", "3"), fontsize=11):
     return ax
 
 
-def simplex_heatmap(ax, values, resolution: int = 60, **kwargs):
+def simplex_heatmap(ax: Any, values: Callable[[np.ndarray], Any], resolution: int = 60, **kwargs: Any) -> Any:
     """Colour the simplex by a function of the distribution.
 
     Parameters
@@ -160,7 +239,21 @@ def simplex_heatmap(ax, values, resolution: int = 60, **kwargs):
 
     Returns
     -------
-    The ``TriMesh``/``PolyCollection`` artist, for a colour bar.
+    matplotlib artist
+        The ``TriMesh``/``PolyCollection`` artist, for a colour bar.
+
+    Raises
+    ------
+    ValueError
+        If `values` does not return one number per point.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> mesh = simplex_heatmap(ax, lambda p: p[:, 0], resolution=10)
+    >>> len(mesh.get_array())
+    66
     """
     points = simplex_grid(resolution)
     z = np.asarray(values(points), dtype=float)
@@ -172,8 +265,36 @@ def simplex_heatmap(ax, values, resolution: int = 60, **kwargs):
     return ax.tripcolor(xy[:, 0], xy[:, 1], z, **kwargs)
 
 
-def simplex_path(ax, points, method=None, label=None, **kwargs):
-    """Draw a trajectory of distributions (T, 3) on the simplex in the method's colour."""
+def simplex_path(ax: Any, points: Any, method: str | None = None, label: str | None = None, **kwargs: Any) -> Any:
+    """Draw a trajectory of distributions on the simplex in the method's colour.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    points : (T, 3) array of probabilities
+    method : str, optional
+        Sets the colour (`method_color`) and, without `label`, the legend entry.
+    label : str, optional
+    **kwargs
+        Passed to ``ax.plot``.
+
+    Returns
+    -------
+    list of Line2D
+
+    Raises
+    ------
+    ValueError
+        For points of another shape, or a method without a colour.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> [line] = simplex_path(ax, [[1, 0, 0], [0.5, 0.5, 0]], method="fictitious play")
+    >>> line.get_color(), line.get_label()
+    ('#E69F00', 'fictitious play')
+    """
     xy = simplex_xy(points)
     if xy.ndim != 2:
         raise ValueError(f"a path needs shape (T, 3), got {np.shape(points)}")
@@ -183,8 +304,33 @@ def simplex_path(ax, points, method=None, label=None, **kwargs):
     return ax.plot(xy[:, 0], xy[:, 1], label=label if label is not None else method, **kwargs)
 
 
-def mark_point(ax, p, label=None, method="Nash equilibrium", marker="*", size=180, **kwargs):
-    """Mark one distribution (3,) on the simplex, by default as the Nash equilibrium's black star."""
+def mark_point(ax: Any, p: Any, label: str | None = None, method: str = "Nash equilibrium", marker: str = "*",
+               size: float = 180, **kwargs: Any) -> Any:
+    """Mark one distribution on the simplex, by default as the Nash equilibrium's black star.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    p : (3,) array of probabilities
+    label : str, optional
+    method : str
+        Its colour (`method_color`).
+    marker : str
+    size : float
+    **kwargs
+        Passed to ``ax.scatter``.
+
+    Returns
+    -------
+    matplotlib PathCollection
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> mark_point(ax, [1 / 3, 1 / 3, 1 / 3], "Nash equilibrium").get_offsets().round(4).tolist()
+    [[0.5, 0.2887]]
+    """
     x, y = simplex_xy(p)
     kwargs.setdefault("color", method_color(method))
     kwargs.setdefault("zorder", 5)
@@ -193,12 +339,42 @@ def mark_point(ax, p, label=None, method="Nash equilibrium", marker="*", size=18
 
 
 # --------------------------------------------------------------------------- convergence curves
-def convergence_curve(ax, iterations, values, method, loglog=True, label=None, **kwargs):
-    """Plot a NashConv / exploitability curve in the method's colour, on log scales by default.
+def convergence_curve(ax: Any, iterations: Any, values: Any, method: str, loglog: bool = True,
+                      label: str | None = None, **kwargs: Any) -> Any:
+    r"""Plot a NashConv / exploitability curve in the method's colour, on log scales by default.
 
     Convergence to zero is easiest to read on a logarithmic vertical axis; with ``loglog`` the
-    iterations are logarithmic too, so a rate T^-1/2 is a straight line of slope -1/2.
+    iterations are logarithmic too, so a rate :math:`T^{-1/2}` is a straight line of slope -1/2.
     Zero values are drawn at the bottom of the axis instead of disappearing.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    iterations, values : (T,) arrays
+    method : str
+        Its colour (`method_color`) and, without `label`, the legend entry.
+    loglog : bool
+        Logarithmic iterations too.
+    label : str, optional
+    **kwargs
+        Passed to ``ax.plot``.
+
+    Returns
+    -------
+    list of Line2D
+
+    Raises
+    ------
+    ValueError
+        For arrays of different lengths or more than one dimension, or a method without a colour.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> _ = convergence_curve(ax, [1, 10, 100], [1.0, 0.3, 0.0], "CFR")
+    >>> ax.get_xscale(), ax.get_yscale(), ax.lines[0].get_ydata().tolist()
+    ('log', 'log', [1.0, 0.3, 1e-16])
     """
     iterations = np.asarray(iterations, dtype=float)
     values = np.asarray(values, dtype=float)
@@ -212,8 +388,37 @@ def convergence_curve(ax, iterations, values, method, loglog=True, label=None, *
     return line
 
 
-def reference_rate(ax, iterations, start_value, power=-0.5, label=None, **kwargs):
-    """A dashed guide line c * T^power through (iterations[0], start_value), e.g. the T^-1/2 rate of CFR."""
+def reference_rate(ax: Any, iterations: Any, start_value: float, power: float = -0.5, label: str | None = None,
+                   **kwargs: Any) -> Any:
+    r"""A dashed guide line :math:`c\, T^{p}` through (iterations[0], start_value).
+
+    e.g. the :math:`T^{-1/2}` rate of CFR.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    iterations : (T,) array
+        Positive.
+    start_value : float
+    power : float
+        p.
+    label : str, optional
+        Default :math:`\propto T^{p}`.
+    **kwargs
+        Passed to ``ax.plot``.
+
+    Returns
+    -------
+    list of Line2D
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> [line] = reference_rate(ax, [1, 4, 16], 1.0)
+    >>> line.get_ydata().tolist(), line.get_label()
+    ([1.0, 0.5, 0.25], '$\\propto T^{-0.5}$')
+    """
     t = np.asarray(iterations, dtype=float)
     kwargs.setdefault("color", method_color("reference rate"))
     kwargs.setdefault("linestyle", "--")
@@ -228,7 +433,8 @@ def reference_rate(ax, iterations, start_value, power=-0.5, label=None, **kwargs
 ACTION_COLORS = (_GREY, _SKY, _VERMILLION, _GREEN, _ORANGE, _PURPLE)
 
 
-def policy_bars(ax, probs, infosets, action_names, title=None):
+def policy_bars(ax: Any, probs: Any, infosets: Sequence[str], action_names: Sequence[str],
+                title: str | None = None) -> Any:
     """Draw a policy at a few information sets as horizontal stacked bars, one bar per infoset.
 
     Parameters
@@ -239,6 +445,25 @@ def policy_bars(ax, probs, infosets, action_names, title=None):
         The bar labels (e.g. infoset keys), top to bottom.
     action_names : list of A str
         The legend; action a is drawn in ``ACTION_COLORS[a]``.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib Axes
+        `ax`.
+
+    Raises
+    ------
+    ValueError
+        For probs of another shape, more actions than colours, or rows that are not distributions.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> _ = policy_bars(ax, [[0.0, 0.25, 0.75], [0.5, 0.5, 0.0]], ["Js|||", "Kh||r|"], ["fold", "call", "raise"])
+    >>> [t.get_text() for t in ax.get_yticklabels()]               # top to bottom
+    ['Js|||', 'Kh||r|']
     """
     probs = np.asarray(probs, dtype=float)
     k = len(infosets)
@@ -247,7 +472,7 @@ def policy_bars(ax, probs, infosets, action_names, title=None):
                          f"{len(action_names)} actions, got {probs.shape}")
     if len(action_names) > len(ACTION_COLORS):
         raise ValueError(f"policy_bars draws at most {len(ACTION_COLORS)} actions, got {len(action_names)}")
-    if np.any(probs < -1e-9) or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-6):
+    if not np.all(np.isfinite(probs)) or np.any(probs < -1e-9) or not np.allclose(probs.sum(axis=1), 1.0, atol=1e-6):
         raise ValueError("every row of probs must be a probability distribution")
     y = np.arange(k)[::-1]
     left = np.zeros(k)
@@ -266,7 +491,7 @@ def policy_bars(ax, probs, infosets, action_names, title=None):
     return ax
 
 
-def publish(fig, name, *, native_size=False):
+def publish(fig: Any, name: str, *, native_size: bool = False) -> None:
     """Show a finished figure and hand it to the book under `name`.
 
     In the book, a markdown cell places it as a numbered figure with a caption and alt text::
@@ -295,7 +520,22 @@ def publish(fig, name, *, native_size=False):
         it for figures whose text was sized for the column, such as heatmaps of printed
         numbers: at 7.4 in and 100 dpi the page shrinks the picture only to its 714 px column,
         and 7.5 pt digits stay 10 px high.
+
+    Raises
+    ------
+    TypeError
+        If `name` is not a non-empty string.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure()
+    >>> _ = fig.add_subplot().plot([0, 1])
+    >>> publish(fig, "a-line")          # doctest: +ELLIPSIS
+    <...Figure size 640x480 with 1 Axes>
     """
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be a non-empty string (the glue name), got {name!r}")
     from IPython.display import display
     shown = _native_png(fig) if native_size else fig
     try:
@@ -308,7 +548,7 @@ def publish(fig, name, *, native_size=False):
     plt.close(fig)
 
 
-def _native_png(fig):
+def _native_png(fig: Any) -> Any:
     """`fig` as an IPython PNG image of exactly figsize x dpi pixels (no cropping, no timestamp)."""
     import io
 

@@ -13,6 +13,7 @@ the game's action ids (zero on illegal actions). A *sequence* of a player is a p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -26,10 +27,16 @@ TERMINAL = -4
 class GameTree:
     """Arrays describing every history of a game. Build it with `labkit.games.load`.
 
-    Shapes use H histories, I infosets, A distinct actions and n players.
+    Shapes use H histories, I infosets, A distinct actions and n players. Histories are numbered
+    breadth first (module docstring); a policy is an (I, A) array whose row I is the acting
+    player's distribution at infoset I.
 
     Attributes
     ----------
+    name : str
+        The game's name (its game string for games loaded from one).
+    num_players, num_actions : int
+        n and A.
     parent, action : (H,) int
         The parent history and the action that leads from it (-1 at the root).
     player : (H,) int
@@ -52,6 +59,27 @@ class GameTree:
         The acting player's previous sequence I' * A + a' on the way to I (-1 if none).
     own_last_seq : (H, n) int
         For every history and player, that player's last sequence before it (-1 if none).
+    action_names : list of str
+        A readable name for each action id.
+    definition : object
+        The game definition it was compiled from (see `labkit.games.base`).
+    num_histories, num_infosets : int
+        H and I.
+    terminals : (Z,) int
+        The terminal histories, in increasing order.
+    levels : list of slice
+        The histories of each depth, as contiguous slices.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> kuhn.num_histories, kuhn.num_infosets, kuhn.num_actions, len(kuhn.terminals)
+    (58, 12, 2, 30)
+    >>> kuhn.infoset_keys[:4], kuhn.action_names
+    (['J|', 'Q|', 'K|', 'Q|p'], ['pass', 'bet'])
+    >>> int(kuhn.parent[7]), int(kuhn.action[7]), int(kuhn.player[7])    # Q to player 0, then K to player 1
+    (2, 2, 0)
     """
 
     name: str
@@ -64,15 +92,15 @@ class GameTree:
     infoset: np.ndarray
     chance_prob: np.ndarray
     returns: np.ndarray
-    infoset_keys: list
+    infoset_keys: list[str]
     infoset_player: np.ndarray
     legal_mask: np.ndarray
     infoset_parent_seq: np.ndarray
     own_last_seq: np.ndarray
-    action_names: list
-    definition: object = field(default=None, repr=False)
+    action_names: list[str]
+    definition: Any = field(default=None, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         H, A, n = len(self.parent), self.num_actions, self.num_players
         self.num_histories = H
         self.num_infosets = len(self.infoset_keys)
@@ -84,7 +112,7 @@ class GameTree:
         bounds = np.flatnonzero(np.diff(self.depth)) + 1
         starts = np.concatenate(([0], bounds))
         stops = np.concatenate((bounds, [H]))
-        self.levels = [slice(int(a), int(b)) for a, b in zip(starts, stops)]
+        self.levels = [slice(int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
         # the edge into h: who moved (row n stands for chance) and which sequence it is
         par = np.maximum(self.parent, 0)
         parent_player = np.where(self.parent >= 0, self.player[par], CHANCE)
@@ -94,7 +122,7 @@ class GameTree:
         self.edge_seq = np.where(self.is_decision_edge, self.edge_infoset * A + np.maximum(self.action, 0), -1)
         self.decision_edges = np.flatnonzero(self.is_decision_edge)
         # bottom-up sums: for each level, its non-terminal nodes and where their children start
-        self.child_blocks = []
+        self.child_blocks: list[tuple[np.ndarray, np.ndarray, slice]] = []
         for d, lv in enumerate(self.levels[:-1]):
             nodes = np.arange(lv.start, lv.stop)
             internal = nodes[~self.is_terminal[nodes]]
@@ -111,7 +139,28 @@ class GameTree:
 
     # ----------------------------------------------------------------- lookups
     def infoset_index(self, key: str) -> int:
-        """Index of the infoset with this readable key (KeyError naming close keys if absent)."""
+        """Index of the infoset with this readable key.
+
+        Parameters
+        ----------
+        key : str
+            E.g. "Q|pb" in Kuhn poker.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        KeyError
+            If the game has no such infoset (the message shows what keys look like).
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> lk.games.load("kuhn_poker").infoset_index("Q|pb")
+        10
+        """
         try:
             return self._key_index[key]
         except KeyError:
@@ -119,20 +168,119 @@ class GameTree:
             raise KeyError(f"no infoset {key!r} in {self.name}; keys look like {sample}, ...") from None
 
     def infosets_of(self, player: int) -> np.ndarray:
-        """Indices of the infosets where `player` acts."""
+        """Indices of the infosets where `player` acts.
+
+        Parameters
+        ----------
+        player : int
+            0..n-1.
+
+        Returns
+        -------
+        (k,) int array
+            In increasing order.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If `player` is not an integer in 0..n-1 (`check_player`).
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> lk.games.load("kuhn_poker").infosets_of(1)
+        array([3, 4, 5, 6, 7, 8])
+        """
         self.check_player(player)
         return np.flatnonzero(self.infoset_player == player)
 
-    def legal_actions(self, infoset: int) -> np.ndarray:
+    def legal_actions(self, infoset: int | np.integer) -> np.ndarray:
+        """The legal action ids at an infoset.
+
+        Parameters
+        ----------
+        infoset : int
+            An infoset index (see `infoset_index`).
+
+        Returns
+        -------
+        (k,) int array
+            In increasing order.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> leduc = lk.games.load("leduc_poker")
+        >>> leduc.legal_actions(0), leduc.legal_actions(leduc.infoset_index("Ks||r|"))
+        (array([1, 2]), array([0, 1, 2]))
+        """
         return np.flatnonzero(self.legal_mask[infoset])
 
-    def check_player(self, player):
+    def check_player(self, player: Any) -> None:
+        """Raise unless `player` is an integer in 0..n-1.
+
+        Parameters
+        ----------
+        player : int
+
+        Raises
+        ------
+        TypeError
+            If `player` is not an integer (a bool is not accepted either).
+        ValueError
+            If it is out of range.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> lk.games.load("kuhn_poker").check_player(2)
+        Traceback (most recent call last):
+          ...
+        ValueError: player must be an integer in 0..1, got 2
+        """
         if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)):
             raise TypeError(f"player must be an integer in 0..{self.num_players - 1}, got "
                             f"{type(player).__name__} {show(player)}")
         if not 0 <= player < self.num_players:
             raise ValueError(f"player must be an integer in 0..{self.num_players - 1}, got {int(player)}")
 
-    def __repr__(self):
+    @property
+    def fingerprint(self) -> str:
+        """A hash of the game's information structure: what a policy's rows mean.
+
+        Two trees have the same fingerprint exactly when they have the same players, the same
+        infosets (keys, acting players, legal actions, the sequence leading to each) and the same
+        action names, so that a policy of one is a policy of the other. Evaluators accept a
+        `labkit.TabularPolicy` of another tree only if the fingerprints agree (a policy of
+        goofspiel with descending prizes is refused by goofspiel with ascending prizes: their
+        infoset keys name different prizes). Computed once per tree.
+
+        Returns
+        -------
+        str
+            A SHA-256 hex digest.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> kuhn = lk.games.load("kuhn_poker")
+        >>> kuhn.fingerprint == lk.games.compile_game(lk.games.KuhnPoker()).fingerprint
+        True
+        >>> kuhn.fingerprint == lk.games.load("openspiel:kuhn_poker").fingerprint    # other keys
+        False
+        """
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            import hashlib
+
+            digest = hashlib.sha256(f"{self.num_players} {self.num_actions}".encode())
+            digest.update("\x00".join(self.infoset_keys).encode())
+            digest.update(b"\x01" + "\x00".join(self.action_names).encode())
+            for array in (self.infoset_player, self.legal_mask, self.infoset_parent_seq):
+                digest.update(b"\x01" + np.ascontiguousarray(array, dtype=np.int64).tobytes())
+            cached = self.__dict__["_fingerprint"] = digest.hexdigest()
+        return cached
+
+    def __repr__(self) -> str:
         return (f"GameTree({self.name!r}: {self.num_players} players, {self.num_histories} histories, "
                 f"{self.num_infosets} infosets, {self.num_actions} distinct actions)")

@@ -4,7 +4,7 @@ A widget whose choices are few (a handful of parameter values, a method selector
 scrubber) does not need a kernel. Draw every frame once, when the notebook is executed, store the
 frames as PNG images in a ``Stack``, and link the control to the stack with ``jslink``: the link
 runs in the browser, so the page published by Jupyter Book switches frames without Python, and the
-same cell works unchanged in JupyterLab.
+same cell works unchanged in JupyterLab::
 
     import labkit as lk
     def draw(w):
@@ -20,19 +20,39 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 
-def png_frame(draw, figsize=(6.4, 4.0), dpi=100) -> bytes:
-    """Render one frame: call ``draw(ax)`` on a new Figure and return its PNG bytes.
+def png_frame(draw: Callable[[Any], Any], figsize: tuple[float, float] = (6.4, 4.0), dpi: float = 100) -> bytes:
+    r"""Render one frame: call ``draw(ax)`` on a new Figure and return its PNG bytes.
 
     Parameters
     ----------
     draw : callable
         Receives a matplotlib ``Axes``; may use ``ax.figure`` for colour bars or extra axes.
-    figsize : (width, height) in inches; the PNG is figsize * dpi pixels.
+    figsize : (float, float)
+        (width, height) in inches; the PNG is figsize * dpi pixels.
+    dpi : float
+
+    Returns
+    -------
+    bytes
+        The PNG, the same bytes for the same drawing (no "Software" metadata).
+
+    Raises
+    ------
+    TypeError
+        If `draw` is not callable.
+
+    Examples
+    --------
+    >>> png = png_frame(lambda ax: ax.plot([0, 1], [1, 0]), figsize=(2, 1), dpi=50)
+    >>> png[:8], png == png_frame(lambda ax: ax.plot([0, 1], [1, 0]), figsize=(2, 1), dpi=50)
+    (b'\x89PNG\r\n\x1a\n', True)
     """
     if not callable(draw):
         raise TypeError(f"draw must be a function of a matplotlib Axes, got {type(draw).__name__}")
@@ -43,13 +63,13 @@ def png_frame(draw, figsize=(6.4, 4.0), dpi=100) -> bytes:
     return buffer.getvalue()
 
 
-def _as_png(frame, figsize, dpi):
+def _as_png(frame: Any, figsize: tuple[float, float], dpi: float) -> bytes:
     if isinstance(frame, (bytes, bytearray)):
         return bytes(frame)
     return png_frame(frame, figsize=figsize, dpi=dpi)
 
 
-def _alt_texts(alt, n):
+def _alt_texts(alt: Any, n: int) -> list[Any]:
     """One description per frame: None, one string for all frames, or a list of n strings."""
     if alt is None:
         return [None] * n
@@ -61,7 +81,7 @@ def _alt_texts(alt, n):
     return alt
 
 
-def _described_frame(png, alt):
+def _described_frame(png: bytes, alt: str) -> widgets.HTML:
     """A frame that carries its alt text: an HTML widget holding the PNG as a data: URL.
 
     (An Image widget has no alt text, and giving it a tooltip breaks its view in the browser's
@@ -72,29 +92,58 @@ def _described_frame(png, alt):
                         'style="max-width: 100%; height: auto">')
 
 
-def image_stack(frames, figsize=(6.4, 4.0), dpi=100, selected=0, alt=None) -> widgets.Stack:
+def image_stack(frames: Sequence[Any], figsize: tuple[float, float] = (6.4, 4.0), dpi: float = 100,
+                selected: int = 0, alt: str | Sequence[str] | None = None) -> widgets.Stack:
     """A ``Stack`` of images, one per frame (PNG bytes, or a draw function to render).
 
     ``alt`` describes the frames for a reader who cannot see them: one string for every frame, or a
     list with one string per frame. With it the frames are ``HTML`` widgets holding an ``<img>``
     with that alt text; without it they are ``Image`` widgets (the book's site then describes a
     frame by its control's label and value).
+
+    Parameters
+    ----------
+    frames : list of PNG bytes or draw functions (see `png_frame`)
+    figsize : (float, float)
+        For the frames drawn here.
+    dpi : float
+    selected : int
+        Index of the frame shown first.
+    alt : str or list of str, optional
+
+    Returns
+    -------
+    ipywidgets.Stack
+
+    Raises
+    ------
+    ValueError
+        For no frames, a selected index out of range, or alt texts of the wrong number.
+
+    Examples
+    --------
+    >>> stack = image_stack([lambda ax, k=k: ax.plot([0, k]) for k in range(3)], figsize=(2, 1), selected=2,
+    ...                     alt="a line")
+    >>> len(stack.children), stack.selected_index
+    (3, 2)
     """
     frames = list(frames)
     if not frames:
         raise ValueError("image_stack needs at least one frame")
-    if not 0 <= selected < len(frames):
+    if isinstance(selected, bool) or not isinstance(selected, int) or not 0 <= selected < len(frames):
         raise ValueError(f"selected must be a frame index in 0..{len(frames) - 1}, got {selected}")
     pngs = [_as_png(f, figsize, dpi) for f in frames]
     if alt is None:
         images = [widgets.Image(value=png, format="png") for png in pngs]
     else:
         texts = _alt_texts(alt, len(pngs))
-        images = [_described_frame(png, text) for png, text in zip(pngs, texts)]
+        images = [_described_frame(png, text) for png, text in zip(pngs, texts, strict=True)]
     return widgets.Stack(images, selected_index=selected)
 
 
-def _check_labels(labels, n):
+def _check_labels(labels: Any, n: int) -> list[str]:
+    if isinstance(labels, str):
+        raise ValueError(f"labels must be a list of {n} strings, one per frame, not one string")
     labels = [str(label) for label in labels]
     if len(labels) != n:
         raise ValueError(f"{n} frames need {n} labels, got {len(labels)}")
@@ -103,14 +152,15 @@ def _check_labels(labels, n):
     return labels
 
 
-def _box(control, stack, top=None):
+def _box(control: Any, stack: widgets.Stack, top: Any = None) -> widgets.VBox:
     box = widgets.VBox([top if top is not None else control, stack])   # control first: see module doc
     box.control, box.stack = control, stack
     return box
 
 
-def slider_stack(frames, labels=None, description="", value=0, figsize=(6.4, 4.0), dpi=100,
-                 alt=None) -> widgets.VBox:
+def slider_stack(frames: Sequence[Any], labels: Sequence[str] | None = None, description: str = "", value: int = 0,
+                 figsize: tuple[float, float] = (6.4, 4.0), dpi: float = 100,
+                 alt: str | Sequence[str] | None = None) -> widgets.VBox:
     """A slider over precomputed frames, working without a kernel.
 
     Parameters
@@ -118,8 +168,12 @@ def slider_stack(frames, labels=None, description="", value=0, figsize=(6.4, 4.0
     frames : list of PNG bytes or draw functions (see `png_frame`)
     labels : list of str, optional
         Shown as the slider's readout (a ``SelectionSlider``); default: the frame numbers 0, 1, ...
+    description : str
+        The slider's label.
     value : int
         Index of the frame shown first.
+    figsize : (float, float)
+    dpi : float
     alt : str or list of str, optional
         What the frames show, for a reader who cannot see them (see `image_stack`).
 
@@ -128,6 +182,18 @@ def slider_stack(frames, labels=None, description="", value=0, figsize=(6.4, 4.0
     VBox
         ``[slider, stack]``; also available as ``box.control`` and ``box.stack``. The slider's
         ``index`` (``value`` for an ``IntSlider``) is linked in the browser to ``stack.selected_index``.
+
+    Raises
+    ------
+    ValueError
+        As `image_stack`, and for labels that are not one distinct label per frame.
+
+    Examples
+    --------
+    >>> box = slider_stack([lambda ax, w=w: ax.plot([0, w]) for w in (1, 2)], labels=["w = 1", "w = 2"],
+    ...                    figsize=(2, 1))
+    >>> type(box.control).__name__, box.control.index, box.stack.selected_index
+    ('SelectionSlider', 0, 0)
     """
     stack = image_stack(frames, figsize, dpi, selected=value, alt=alt)
     n = len(stack.children)
@@ -143,12 +209,43 @@ def slider_stack(frames, labels=None, description="", value=0, figsize=(6.4, 4.0
     return _box(slider, stack)
 
 
-def dropdown_stack(frames, labels, description="", value=0, buttons=False, figsize=(6.4, 4.0),
-                   dpi=100, alt=None) -> widgets.VBox:
+def dropdown_stack(frames: Sequence[Any], labels: Sequence[str], description: str = "", value: int = 0,
+                   buttons: bool = False, figsize: tuple[float, float] = (6.4, 4.0), dpi: float = 100,
+                   alt: str | Sequence[str] | None = None) -> widgets.VBox:
     """A method selector (``Dropdown``, or ``ToggleButtons`` with ``buttons=True``) over precomputed frames.
 
     The control's ``index`` is linked to the stack (its ``value`` is the label string, not a number).
-    ``alt`` describes the frames (see `image_stack`).
+
+    Parameters
+    ----------
+    frames : list of PNG bytes or draw functions
+    labels : list of str
+        One distinct label per frame.
+    description : str
+    value : int
+        Index of the frame shown first.
+    buttons : bool
+        ToggleButtons instead of a Dropdown.
+    figsize : (float, float)
+    dpi : float
+    alt : str or list of str, optional
+        Describes the frames (see `image_stack`).
+
+    Returns
+    -------
+    VBox
+        ``[control, stack]``, also as ``box.control`` and ``box.stack``.
+
+    Raises
+    ------
+    ValueError
+        As `slider_stack`.
+
+    Examples
+    --------
+    >>> box = dropdown_stack([b"frame-1", b"frame-2"], ["CFR", "CFR+"], value=1, buttons=True)
+    >>> box.control.value, box.stack.selected_index
+    ('CFR+', 1)
     """
     stack = image_stack(frames, figsize, dpi, selected=value, alt=alt)
     labels = _check_labels(labels, len(stack.children))
@@ -158,14 +255,41 @@ def dropdown_stack(frames, labels, description="", value=0, buttons=False, figsi
     return _box(control, stack)
 
 
-def play_stack(frames, interval=200, description="", figsize=(6.4, 4.0), dpi=100,
-               alt=None) -> widgets.VBox:
+def play_stack(frames: Sequence[Any], interval: int = 200, description: str = "",
+               figsize: tuple[float, float] = (6.4, 4.0), dpi: float = 100,
+               alt: str | Sequence[str] | None = None) -> widgets.VBox:
     """An animation: a ``Play`` button driving a slider driving the stack, all linked in the browser.
 
     On the Jupyter Book site the Play button needs the book's ``site-fixes.js`` and ``widgets-fix.css``
     (served from ``book/_vendor``), which keep the theme's icon library from breaking it.
+
+    Parameters
+    ----------
+    frames : list of PNG bytes or draw functions
+    interval : int
+        Milliseconds per frame.
+    description : str
+    figsize : (float, float)
+    dpi : float
+    alt : str or list of str, optional
+
+    Returns
+    -------
+    VBox
+        ``[HBox([play, slider]), stack]``; ``box.control`` is the slider.
+
+    Raises
+    ------
+    ValueError
+        For an interval that is not positive, or as `image_stack`.
+
+    Examples
+    --------
+    >>> box = play_stack([b"a", b"b", b"c"], interval=100)
+    >>> box.control.max, box.children[0].children[0].interval
+    (2, 100)
     """
-    if interval <= 0:
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0:
         raise ValueError(f"interval is in milliseconds and must be positive, got {interval}")
     stack = image_stack(frames, figsize, dpi, alt=alt)
     n = len(stack.children)
@@ -176,8 +300,9 @@ def play_stack(frames, interval=200, description="", figsize=(6.4, 4.0), dpi=100
     return _box(slider, stack, top=widgets.HBox([play, slider]))
 
 
-def policy_slider(checkpoints, probs, infosets, action_names, nash_conv=None, unit="iterations",
-                  method=None, figsize=(7.4, 3.6), dpi=100) -> widgets.VBox:
+def policy_slider(checkpoints: Sequence[int], probs: Any, infosets: Sequence[str], action_names: Sequence[str],
+                  nash_conv: Sequence[float] | None = None, unit: str = "iterations", method: str | None = None,
+                  figsize: tuple[float, float] = (7.4, 3.6), dpi: float = 100) -> widgets.VBox:
     """A slider over training checkpoints showing a policy at a few information sets.
 
     Each frame draws the policy at ``infosets`` (`labkit.plot.policy_bars`) and, with ``nash_conv``,
@@ -198,15 +323,31 @@ def policy_slider(checkpoints, probs, infosets, action_names, nash_conv=None, un
         What the checkpoints count, for the labels.
     method : str, optional
         Colours the NashConv curve (`labkit.plot.method_color`).
+    figsize : (float, float)
+    dpi : float
+
+    Returns
+    -------
+    VBox
+        As `slider_stack`, showing the last checkpoint first.
+
+    Raises
+    ------
+    ValueError
+        For probs of another shape, checkpoints that do not increase, a NashConv curve of another
+        length, or rows that are not distributions.
 
     Examples
     --------
-    The cached NFSP run on Leduc hold'em (chapter 4; the record holds one curve per seed)::
+    The cached NFSP run on Leduc hold'em (chapter 4; the record holds one curve per seed):
 
-        record = lk.data.read_json("deep", "nfsp_leduc_widget.json")["policies"]
-        lk.widgets.policy_slider(record["episodes"], record["probs"][0], record["infosets"],
-                                 record["action_names"], nash_conv=record["nash_conv"][0],
-                                 unit="hands", method="NFSP")
+    >>> import labkit as lk
+    >>> record = lk.data.read_json("deep", "nfsp_leduc_widget.json")["policies"]
+    >>> box = policy_slider(record["episodes"][:2], record["probs"][0][:2], record["infosets"],
+    ...                     record["action_names"], nash_conv=record["nash_conv"][0][:2], unit="hands",
+    ...                     method="NFSP", figsize=(4, 2), dpi=40)
+    >>> box.control.options
+    ('1,000', '3,000')
     """
     import numpy as np
     from matplotlib.ticker import FuncFormatter
@@ -219,28 +360,29 @@ def policy_slider(checkpoints, probs, infosets, action_names, nash_conv=None, un
     if T == 0 or probs.ndim != 3 or probs.shape[0] != T:
         raise ValueError(f"probs must have shape (checkpoints, infosets, actions) with {T} checkpoints, "
                          f"got {probs.shape}")
-    if any(b <= a for a, b in zip(checkpoints, checkpoints[1:])):
+    if any(b <= a for a, b in zip(checkpoints, checkpoints[1:], strict=False)):
         raise ValueError(f"checkpoints must increase, got {checkpoints}")
+    curve_values = None
     if nash_conv is not None:
-        nash_conv = np.asarray(nash_conv, dtype=float)
-        if nash_conv.shape != (T,):
-            raise ValueError(f"nash_conv needs one value per checkpoint ({T}), got shape {nash_conv.shape}")
+        curve_values = np.asarray(nash_conv, dtype=float)
+        if curve_values.shape != (T,):
+            raise ValueError(f"nash_conv needs one value per checkpoint ({T}), got shape {curve_values.shape}")
     color = plot.method_color(method) if method is not None else "black"
 
-    def frame(t):
-        def draw(ax):
+    def frame(t: int) -> Callable[[Any], None]:
+        def draw(ax: Any) -> None:
             title = f"{unit} {checkpoints[t]:,}"
-            if nash_conv is not None:
-                title += f": NashConv {nash_conv[t]:.3f}"
-            if nash_conv is not None:               # two panels: the policy, and the curve beside it
+            if curve_values is not None:
+                title += f": NashConv {curve_values[t]:.3f}"
+            if curve_values is not None:               # two panels: the policy, and the curve beside it
                 fig = ax.figure
                 fig.delaxes(ax)
                 grid = fig.add_gridspec(1, 2, width_ratios=[2.3, 1])
                 ax, curve = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
             plot.policy_bars(ax, probs[t], infosets, action_names, title=title)
-            if nash_conv is not None:
-                curve.plot(checkpoints, nash_conv, color=color, linewidth=1.5)
-                curve.plot([checkpoints[t]], [nash_conv[t]], "o", color=color)
+            if curve_values is not None:
+                curve.plot(checkpoints, curve_values, color=color, linewidth=1.5)
+                curve.plot([checkpoints[t]], [curve_values[t]], "o", color=color)
                 curve.set_xscale("log")
                 curve.set_yscale("log")
                 plain = FuncFormatter(lambda v, _: f"{v:g}")          # 2, not 2 x 10^0

@@ -22,11 +22,20 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE")
 
 
-def build_wheels(out: Path, instructor: bool = False, python: str = sys.executable) -> dict:
-    """Build the wheels into `out`; returns {"labkit": path, "instructor": path (if asked)}."""
+def build_wheels(out: Path, instructor: bool = False, python: str = sys.executable, leave_out=()) -> dict:
+    """Build the wheels into `out`; returns {"labkit": path, "instructor": path (if asked)}.
+
+    `leave_out`: glob patterns of files under labkit/ to leave out of labkit's wheel, relative to
+    the repository (e.g. "labkit/data/efr/*.npz", for the browser's wheel).
+    """
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
+    unwanted = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
+
+    def skip(folder, names):
+        relative = Path(folder).resolve().relative_to(ROOT)
+        return set(unwanted(folder, names)) | {name for name in names for pattern in leave_out
+                                               if (relative / name).match(pattern)}
     with tempfile.TemporaryDirectory(prefix="labkit-wheel-") as tmp:
         src = Path(tmp) / "src"
         shutil.copytree(ROOT / "labkit", src / "labkit", ignore=skip)

@@ -197,11 +197,12 @@ def _per_seed(run, args, seeds, jobs):
     return [row for rows in results for row in rows]
 
 
-def make(name, quick=False, jobs=1):
-    """All rows of one result (quick: the first checkpoint of the first seed, for tests)."""
+def make(name, quick=False, jobs=1, checkpoints=None):
+    """All rows of one result (quick: the first checkpoint of the first seed, for tests; with
+    `checkpoints` = k, the first k checkpoints of the first seed, for scripts/deep_tolerance.py)."""
     spec = RUNS[name]
-    seeds = spec["seeds"][:1] if quick else spec["seeds"]
-    checkpoints = spec["checkpoints"][:1] if quick else spec["checkpoints"]
+    seeds = spec["seeds"][:1] if quick or checkpoints else spec["seeds"]
+    checkpoints = spec["checkpoints"][:1] if quick else spec["checkpoints"][:checkpoints or None]
     rows = []
     if name.startswith("deep_cfr"):
         rows += _per_seed(deep_cfr_run, (spec["game"], checkpoints, spec["config"]), seeds, jobs)

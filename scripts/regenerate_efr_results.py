@@ -6,9 +6,13 @@
     .venv/bin/python scripts/regenerate_efr_results.py --replot      # redraw the heatmaps only
     .venv/bin/python scripts/regenerate_efr_results.py --estimate 5  # measure, estimate the cost
     .venv/bin/python scripts/regenerate_efr_results.py --workers 1 --list
+    .venv/bin/python scripts/regenerate_efr_results.py --convert labkit/data/efr/*.json
 
 Each run is one call of the command line ``python -m labkit.experiments efr ...`` (printed before
-it starts), writing <name>.json (per-round values), <name>.csv (means) and <name>.png (heatmap).
+it starts), writing <name>.json (the run's description and means), <name>.npz (the per-round
+values, compressed), <name>.csv (means) and <name>.png (heatmap). ``--convert`` rewrites result
+files of the older single-JSON layout (per-round values inline) in this layout, checking that
+every value reads back bit for bit; files already converted are left as they are.
 """
 from __future__ import annotations
 
@@ -55,10 +59,35 @@ def is_cached(name, rounds=ROUNDS, out_dir=DATA):
     path = Path(out_dir) / f"{name}.json"
     if not path.exists():
         return False
-    cached = TournamentResult.from_json(path)
+    import json
+    cached = json.loads(path.read_text())       # the description is enough: no per-round values
     game, regime, variants, fixed_point = RUNS[name]
-    return (cached.rows == list(variants) and cached.regime == regime and cached.rounds == rounds
-            and cached.metadata.get("fixed_point", "paper") == fixed_point)
+    return (cached["rows"] == list(variants) and cached["regime"] == regime and cached["rounds"] == rounds
+            and cached.get("metadata", {}).get("fixed_point", "paper") == fixed_point)
+
+
+def convert(paths):
+    """Rewrite each result JSON that holds its per-round values inline as <stem>.json + <stem>.npz;
+    returns the paths rewritten. Every value must read back bit for bit, or nothing is kept."""
+    import json
+
+    import numpy as np
+    rewritten = []
+    for path in map(Path, paths):
+        if "per_round" not in json.loads(path.read_text()):
+            continue
+        old = TournamentResult.from_json(path)
+        text = path.read_text()
+        old.to_json(path)
+        new = TournamentResult.from_json(path)
+        same = (new.rows == old.rows and new.columns == old.columns and new.metadata == old.metadata
+                and np.array_equal(new.per_round_array().view(np.uint64), old.per_round_array().view(np.uint64)))
+        if not same:
+            path.write_text(text)
+            path.with_suffix(".npz").unlink()
+            raise RuntimeError(f"{path}: the converted values differ from the original; left unchanged")
+        rewritten.append(path)
+    return rewritten
 
 
 def estimate(names, slice_rounds, workers, rounds=ROUNDS):
@@ -108,10 +137,22 @@ def main(argv=None):
                              "run with --workers (default 2); computes no table")
     parser.add_argument("--replot", action="store_true",
                         help="only redraw the heatmaps (<name>.png) of the cached runs, computing nothing")
+    parser.add_argument("--convert", nargs="+", metavar="FILE.json", default=None,
+                        help="rewrite result files that hold their per-round values inline as "
+                             "FILE.json + FILE.npz (checked bit for bit), computing nothing")
     parser.add_argument("--missing", action="store_true",
                         help="only the runs whose cached file is absent or has other rows or rounds")
     add_version(parser)
     args = parser.parse_args(argv)
+    if args.convert is not None:
+        missing = [p for p in args.convert if not Path(p).is_file()]
+        if missing:
+            parser.error(f"--convert: no such file {', '.join(missing)}")
+        done = convert(args.convert)
+        for path in done:
+            print(f"converted {path} -> {path.name} + {path.with_suffix('.npz').name}")
+        print(f"{len(done)} of {len(args.convert)} files converted (the others were already)")
+        return 0
     unknown = [n for n in args.names if n not in RUNS]
     if unknown:
         parser.error(f"unknown run(s) {unknown}; choose from {', '.join(RUNS)}")

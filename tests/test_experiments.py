@@ -214,7 +214,10 @@ def test_json_and_csv_round_trip(tmp_path, asymmetric):
     lines = (tmp_path / "r.csv").read_text().splitlines()
     assert lines[0] == "row \\ column (raw),A0,A1,avg"
     assert lines[1] == "A0,2.0,5.0,3.5" and lines[3] == "avg,3.0,3.75,3.375"
-    assert json.loads((tmp_path / "r.json").read_text())["per_round"]["a0"]["a1"] == [5.0, 5.0, 5.0]
+    stored = json.loads((tmp_path / "r.json").read_text())
+    assert "per_round" not in stored and stored["per_round_file"] == "r.npz"    # values beside it
+    np.testing.assert_array_equal(np.load(tmp_path / "r.npz")["per_round"][0, 1], [5.0, 5.0, 5.0])
+    assert back.per_round["a0"]["a1"].tolist() == [5.0, 5.0, 5.0]
 
 
 def test_heatmap_draws_the_table_with_averages(asymmetric):

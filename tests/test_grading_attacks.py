@@ -217,7 +217,9 @@ def _hints(result):
 
 
 def test_the_run_completes_with_one_row_per_submission(attacked):
-    assert attacked["status"] == 1                      # some rows are not gradable
+    # not gradable rows (malformed, other exercise, kernel killed) are reported in their rows: the
+    # grader itself did not fail, so the run exits 0 (1 would mean the grader failed on a notebook)
+    assert attacked["status"] == 0
     assert len(attacked["results"]) == 21
     assert attacked["results"]["honest"]["score"] == 7
 

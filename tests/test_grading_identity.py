@@ -42,7 +42,8 @@ def test_names_that_are_not_utf8_keep_their_bytes_apart():
 
 
 def test_a_plain_name_cannot_take_a_hashed_id():
-    hashed = make_id("a b")
+    assert make_id("a b") == "a b"                            # one space between words is plain
+    hashed = make_id("a  b")
     assert "~" in hashed and make_id(hashed) != hashed        # spelling the id as a name gives another id
 
 
@@ -94,14 +95,14 @@ def test_similar_answers_reach_the_instructor_and_never_a_student():
 
 def test_feedback_files_are_named_by_submission_and_stay_the_same(tmp_path):
     writer = report.FeedbackWriter(tmp_path)
-    first = writer.add(_graded("a b", make_id("a b"), None))
-    again = writer.add(_graded("a b", make_id("a b"), None, score=4.0))      # the same notebook graded again
+    first = writer.add(_graded("a  b", make_id("a  b"), None))
+    again = writer.add(_graded("a  b", make_id("a  b"), None, score=4.0))    # the same notebook graded again
     other = writer.add(_graded(display_name("a\nb"), make_id("a\nb"), None))
     assert first == again != other
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"{first}.md", f"{first}.html",
                                                                  f"{other}.md", f"{other}.html"])
-    assert "**4 / 5**" in (tmp_path / f"{first}.md").read_text()
-    assert "a\\\\nb" in (tmp_path / f"{other}.md").read_text()        # the name, escaped, in Markdown
+    assert "4 / 5 points" in (tmp_path / f"{first}.md").read_text()
+    assert "# Feedback: a\\nb\n" in (tmp_path / f"{other}.md").read_text()      # the name, escaped, on one line
 
 
 def test_no_output_is_written_through_a_planted_link(tmp_path):

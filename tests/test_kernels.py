@@ -207,3 +207,43 @@ def test_mccfr_tables_can_be_assigned(games):
     assert solvers[0].regrets == solvers[1].regrets and solvers[0].policy_sums == solvers[1].policy_sums
     with pytest.raises(ValueError, match="one row per infoset"):
         solvers[1].regrets = rows[:-1]
+
+
+@pytest.mark.parametrize("game_name", GAMES + ["leduc_poker(players=3)"])
+def test_nash_conv_same_bits(games, game_name):
+    """The compiled best-response passes (labkit._evaluate_kernels) give numpy's NashConv bit for bit,
+    at random policies with zeros (pure actions, unreached infosets) and at a solver's average."""
+    game = games[game_name] if game_name in games else lk.games.load(game_name)
+    rng = np.random.default_rng(11)
+    policies = []
+    for k in range(4 if game_name == "leduc_poker(players=3)" else 12):
+        raw = rng.random(game.legal_mask.shape) ** (1 + k % 4) * game.legal_mask
+        if k % 2:
+            raw[rng.random(raw.shape) < 0.4] = 0.0                     # some pure rows, unreached subtrees
+        raw += game.legal_mask * (raw.sum(axis=1, keepdims=True) == 0)
+        policies.append(lk.TabularPolicy(game, raw / raw.sum(axis=1, keepdims=True)))
+    policies.append(lk.uniform_policy(game))
+    if game.num_histories < 10_000:
+        solver = CFRPlus(game)
+        solver.run(30)
+        policies.append(solver.average_policy())
+    for policy in policies:
+        with lk.kernels.using("numpy"):
+            expected = (lk.nash_conv(game, policy), lk.exploitability(game, policy))
+        with lk.kernels.using("numba"):
+            compiled = (lk.nash_conv(game, policy), lk.exploitability(game, policy),
+                        lk.nash_conv(game, policy.probs.copy()))          # a raw array takes the same path
+        assert_same_bits(np.array(expected + expected[:1]), np.array(compiled))
+    assert "_compiled_plan" in game.__dict__
+
+
+def test_one_player_nash_conv_same_bits():
+    game = lk.games.compile_game(_Solo())
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        raw = rng.random(game.legal_mask.shape)
+        policy = lk.TabularPolicy(game, raw / raw.sum(axis=1, keepdims=True))
+        with lk.kernels.using("numpy"):
+            expected = lk.nash_conv(game, policy)
+        with lk.kernels.using("numba"):
+            assert_same_bits(np.array([expected]), np.array([lk.nash_conv(game, policy)]))

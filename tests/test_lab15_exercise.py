@@ -109,13 +109,53 @@ def test_the_solution_runs_a_thousand_iterations_of_cfr_plus(solution):
     assert points == 1 and not hints, hints
 
 
-def test_the_curves_check_needs_every_method():
+def test_made_up_curves_fail_and_a_missing_method_is_named():
     x = [1e4, 1e5, 1e6, 1e7, 1e8]
     curves = {name: (x, [4.0, 2.0, 1.0, 0.5, 0.2]) for name in hidden.REQUIRED_CURVES}
-    assert grade("L15(k)", {"curves": curves}) == (1, [])
+    points, hints = grade("L15(k)", {"curves": curves})
+    assert points == 0 and "`curves['CFR']`" in hints[0]
     del curves["PSRO"]
     points, hints = grade("L15(k)", {"curves": curves})
     assert points == 0 and "PSRO" in hints[0]
+
+
+@pytest.fixture(scope="module")
+def curves(solution):
+    """The worked solution's curves of (k) (about half a minute of CPU)."""
+    namespace = dict(solution)
+    exec(compile(lab.CURVES_SOLUTION.replace("plt.show()", "plt.close(fig)"), "<answer>", "exec"), namespace)
+    return namespace["curves"]
+
+
+@pytest.mark.slow
+def test_the_solutions_curves_pass_point_by_point(curves):
+    assert grade("L15(k)", {"curves": curves}) == (1, [])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, factor, hint", [
+    ("CFR", 1.01, "but CFR (your cfr"),
+    ("CFR+", 0.5, "but CFR+ (your cfr_plus"),
+    ("MCCFR (outcome sampling)", 0.5, "outside what labkit's runs give there"),
+    ("MCCFR (external sampling)", 2.0, "outside what labkit's runs give there"),
+    ("MMD (magnet)", 1.01, "lk.MMD(leduc, alpha=0.02)"),
+    ("PSRO", 0.99, "nash_conv_history"),
+])
+def test_a_curve_that_is_not_what_the_solver_computes_fails(curves, name, factor, hint):
+    changed = dict(curves)
+    x, y = curves[name]
+    changed[name] = (x, [v * factor for v in y])
+    points, hints = grade("L15(k)", {"curves": changed})
+    assert points == 0 and name in hints[0] and hint in hints[0], hints
+
+
+@pytest.mark.slow
+def test_a_curve_charged_at_another_cost_fails(curves):
+    changed = dict(curves)
+    x, y = curves["CFR"]
+    changed["CFR"] = ([v * 1.5 for v in x], y)
+    points, hints = grade("L15(k)", {"curves": changed})
+    assert points == 0 and "charge 9,457 histories touched per iteration" in hints[0]
 
 
 @pytest.mark.parametrize("part", PARTS)
@@ -125,11 +165,20 @@ def test_the_blank_templates_score_zero_with_a_hint(part):
     assert points == 0 and hints
 
 
-def test_seconds_recorded_by_the_reporter_decide_the_speed_items(solution):
+def test_cpu_seconds_recorded_by_the_reporter_at_new_policies_decide_the_speed_items(solution):
     value = collect("L15(d)", solution)
-    assert SPECS["L15(d)"].grade({**value, "__seconds__": {"nash_conv": [0.01, 0.02, 0.01]}})[1].points == 1
-    slow = SPECS["L15(d)"].grade({**value, "__seconds__": {"nash_conv": [3.0, 2.5, 2.9]}})[1]
-    assert slow.points == 0 and "numpy passes" in slow.hint
+    calls = len(hidden.NASH_CONV_PROBES)
+    fast = [0.01] * calls
+    assert SPECS["L15(d)"].grade({**value, "__seconds__": {"nash_conv": fast}})[1].points == 1
+    # only the calls at the policies drawn afresh count: a slow call at a fixed policy changes nothing
+    slow_fixed = [3.0] * len(hidden.POLICIES) + [0.01] * hidden.FRESH_POLICIES
+    assert SPECS["L15(d)"].grade({**value, "__seconds__": {"nash_conv": slow_fixed}})[1].points == 1
+    slow = SPECS["L15(d)"].grade({**value, "__seconds__": {"nash_conv": [0.01] * (calls - 1) + [2.9]}})[1]
+    assert slow.points == 0 and "numpy passes" in slow.hint and "2.9 CPU s" in slow.hint
+    busy = {**value, "__busy__": {"nash_conv": [0] * (calls - 1) + [1]}}
+    assert "a thread was running your notebook's code" in SPECS["L15(d)"].grade(busy)[1].hint
+    unseeded = {**value, "__fresh__": {}}
+    assert SPECS["L15(d)"].grade(unseeded)[1].points == 0
 
 
 # ------------------------------------------------------------------ wrong but plausible
@@ -262,3 +311,53 @@ def test_tampering_with_the_lab_earns_nothing(tmp_path):
     parts = {p["part"]: p for p in result["parts"]}
     assert parts["L15(a)"]["verdict"] == "fail" and any("raised" in h for h in parts["L15(a)"]["hints"])
     assert parts["L15(b)"]["points"] == 0
+
+
+# ------------------------------------------------------------------ sampled runs print the same on every CPU
+SAMPLED_RUNS = '''
+import hashlib, sys
+sys.path.insert(0, {tests!r})
+from exercise_harness import Harness
+from labkit_instructor.checks import lab15 as hidden
+from labkit_instructor.exercises import lab15 as lab
+lab_ = Harness(lab.EXERCISE, hidden.PARTS)
+wanted = ("L15(b)", "L15(c)", "L15(d)", "L15(e)", "L15(f)", "L15(h)", "L15(i)", "L15(j)")
+sources = lab_.cells(lambda p: p in wanted, edits={{"L15(h)": [("range(20_000)", "range(20)")]}})
+sources[-1] = sources[-1].split("\\nfor sampling, T in")[0]          # (j) without its printout
+namespace = lab_.run(sources)
+for sampling, T in (("outcome", 2000), ("external", 1000)):
+    print(sampling, hashlib.sha256(namespace["mccfr"](sampling, T, 0).tobytes()).hexdigest())
+'''
+
+
+def _cpu_variants():
+    """Environments that make numpy and OpenBLAS take other code paths on this CPU: OpenBLAS's
+    kernels for older cores (a dot product sums in another order, with or without FMA) and
+    numpy without its newer SIMD loops."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    available = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    variants = [{}, {"OPENBLAS_CORETYPE": "Nehalem"}]
+    if __cpu_features__.get("AVX2"):
+        variants.append({"OPENBLAS_CORETYPE": "Haswell"})
+    if available:
+        variants.append({"OPENBLAS_CORETYPE": "Nehalem", "NPY_DISABLE_CPU_FEATURES": ",".join(available)})
+    return variants
+
+
+@pytest.mark.slow
+def test_the_solutions_sampled_runs_are_the_same_on_every_cpu():
+    """Issue 21: on another CPU the worked MCCFR printed another NashConv, because its sampler
+    read a regret whose last bit came from BLAS's dot product. With sums rounded once from the
+    exact value (math.fsum) the averages are bit for bit the same whatever code path the machine
+    takes."""
+    import os
+    import subprocess
+    import sys
+    script = SAMPLED_RUNS.format(tests=str(ROOT / "tests"))
+    outputs = []
+    for variant in _cpu_variants():
+        env = {**os.environ, **variant, "PYTHONPATH": str(ROOT / "instructor")}
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
+        assert done.returncode == 0, (variant, done.stderr[-2000:])
+        outputs.append(done.stdout.splitlines()[-2:])
+    assert len(outputs) >= 3 and all(out == outputs[0] for out in outputs), outputs

@@ -74,29 +74,76 @@ def test_the_lite_site_has_its_app_config_and_widgets(lite):
 def test_labkit_wheel_is_served_and_indexed_for_piplite(lite):
     (wheel,) = (lite / "pypi").glob("labkit_marl-*.whl")
     assert wheel.name.endswith("-py3-none-any.whl")                     # pure Python: Pyodide takes it
+    # every reader of the browser copy downloads it: at most 2 MB (8.8 MB with the EFR curves inside)
+    assert wheel.stat().st_size <= 2_000_000, wheel.stat().st_size
     index = json.loads((lite / "pypi" / "all.json").read_text())
     assert wheel.name in {release["filename"] for r in index["labkit-marl"]["releases"].values() for release in r}
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         metadata = Parser().parsestr(zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode())
-    # the cached results travel inside the wheel (labkit.data), so the live chapters can read them
+    # the cached results travel inside the wheel (labkit.data), so the live chapters can read them;
+    # the EFR per-round values and heatmap pictures are left to their own wheel
     assert any(n.startswith("labkit/data/efr/") and n.endswith(".json") for n in names)
+    assert not [n for n in names if n.startswith("labkit/data/efr/") and n.endswith((".npz", ".png"))]
     core = {re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0].lower() for r in metadata.get_all("Requires-Dist")
             if "extra ==" not in r}
     assert core == CORE_DEPENDENCIES and not core & NEEDS_A_SERVER
 
 
+def test_the_efr_per_round_values_are_a_wheel_of_their_own(lite):
+    (wheel,) = (lite / "pypi").glob("labkit_marl_efr_rounds-*.whl")
+    index = json.loads((lite / "pypi" / "all.json").read_text())
+    assert wheel.name in {release["filename"] for r in index["labkit-marl-efr-rounds"]["releases"].values()
+                          for release in r}
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        record = zf.read(next(n for n in names if n.endswith(".dist-info/RECORD"))).decode()
+        import hashlib
+        import base64
+        for line in record.splitlines():              # RECORD's hashes are those of the files
+            path, digest, size = line.split(",")
+            if digest:
+                data = zf.read(path)
+                assert digest == "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                assert int(size) == len(data)
+    expected = {f"labkit/data/efr/{p.name}" for p in (ROOT / "labkit" / "data" / "efr").glob("*.npz")}
+    assert {n for n in names if not ".dist-info/" in n} == expected and len(expected) >= 19
+
+
 def test_every_chapter_and_exercise_is_served_with_its_install_cell_first(lite):
+    import plain_markdown
     expected = [str(p) for p in build_lite.lite_notebooks()]
     served = sorted(str(p.relative_to(lite / "files")) for p in (lite / "files").rglob("*.ipynb"))
     assert served == expected and len(served) >= 20
+    url, branch = install_cell.repository_setting()
     for rel in served:
         nb = nbformat.read(lite / "files" / rel, as_version=4)
-        assert install_cell.problem(nb, *install_cell.repository_setting()) is None, rel
         original = nbformat.read(ROOT / rel, as_version=4)
+        extras = [install_cell.ROUNDS_DISTRIBUTION] if install_cell.reads_efr_rounds(original) else []
+        assert nb.cells[0].source == install_cell.cell_source(url, branch, extras=extras), rel
         kept = [c for c in original.cells if not install_cell.is_install_cell(c)]
-        assert [c.source for c in nb.cells[1:]] == [c.source for c in kept]    # outputs too, unchanged
-        assert [c.get("outputs") for c in nb.cells[1:]] == [c.get("outputs") for c in kept]
+        # code and outputs unchanged; the Markdown in plain Jupyter Markdown, with the works cited
+        code = [c for c in nb.cells[1:] if c.cell_type == "code"]
+        assert [c.source for c in code] == [c.source for c in kept if c.cell_type == "code"]
+        assert [c.get("outputs") for c in code] == [c.get("outputs") for c in kept if c.cell_type == "code"]
+        assert plain_markdown.leftovers(nb) == [], rel
+    chapter6 = nbformat.read(lite / "files" / "chapters" / "06_hindsight_rationality.ipynb", as_version=4)
+    assert "labkit-marl-efr-rounds" in chapter6.cells[0].source
+
+
+def test_the_pages_that_start_python_explain_a_failed_runtime_download(lite):
+    url = build_lite.pyodide_url(lite)
+    assert url.startswith("https://") and url.endswith(("/pyodide.js", "/pyodide.mjs"))
+    for page in ("lab", "notebooks"):
+        html = (lite / page / "index.html").read_text()
+        assert f'src="../{build_lite.RUNTIME_CHECK}" data-pyodide-url="{url}"' in html
+    assert (lite / build_lite.RUNTIME_CHECK).is_file()
+
+
+def test_jupyterlab_myst_is_part_of_the_lite_app(lite):
+    config = json.loads((lite / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    assert "jupyterlab-myst" in {e["name"] for e in config["federated_extensions"]}
+    assert (lite / "extensions" / "jupyterlab-myst").is_dir()
 
 
 def test_every_chapter_link_resolves_to_a_served_notebook(lite):
@@ -210,3 +257,13 @@ def test_only_the_pages_running_md_names_cannot_run_in_the_browser():
     running = (ROOT / "book" / "running.md").read_text(encoding="utf-8")
     assert "chapters 1–9 and every exercise" in running
     assert "the appendix on the EFR paper's digits" in running
+
+
+def test_running_md_links_the_wheels_the_site_hosts(lite):
+    """book/running.md names the wheels by file name (with labkit's version): they must be the ones
+    the lite build serves, so that a version bump without updating the page fails here."""
+    running = (ROOT / "book" / "running.md").read_text(encoding="utf-8")
+    for name in (install_cell.wheel_name(), install_cell.wheel_name(install_cell.ROUNDS_DISTRIBUTION)):
+        assert f'href="../lite/pypi/{name}"' in running, name
+        assert (lite / "pypi" / name).is_file(), name
+    assert "python -m http.server -d _build/html" in running

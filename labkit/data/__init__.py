@@ -10,7 +10,9 @@ Folders (each has a README or a regeneration script that says how it was made):
 
 - ``book/``: chapters 4 and 5 (``scripts/regenerate_book_data.py``);
 - ``deep/``: labkit.deep's training curves (``scripts/regenerate_deep.py``);
-- ``efr/``: the EFR tournaments of the paper's nine games (``scripts/regenerate_efr_results.py``);
+- ``efr/``: the EFR tournaments of the paper's nine games (``scripts/regenerate_efr_results.py``),
+  each as ``<run>.json`` (description and means) beside ``<run>.npz`` (the per-round values,
+  compressed), read together by ``labkit.experiments.load_cached(run)``;
 - ``lab15/``: the Lab 15 companion runs (``scripts/regenerate_lab15.py``).
 
 Examples
@@ -24,15 +26,42 @@ import csv
 import io
 import json
 from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any
 
 FOLDERS = ("book", "deep", "efr", "lab15")
 
 
-def path(*parts):
+def path(*parts: str) -> Traversable:
     """The stored file or folder ``labkit/data/<parts...>``, as an `importlib.resources` Traversable.
 
     For an installed package on disk this is a `pathlib.Path`; it supports ``/``, ``read_text`` and
-    ``open`` in every case. A missing file raises FileNotFoundError naming what exists.
+    ``open`` in every case.
+
+    Parameters
+    ----------
+    *parts : str
+        The folder (one of `FOLDERS`), then the names below it.
+
+    Returns
+    -------
+    importlib.resources.abc.Traversable
+
+    Raises
+    ------
+    ValueError
+        If the first part is not one of `FOLDERS`.
+    FileNotFoundError
+        For a missing file, naming what the folder holds.
+
+    Examples
+    --------
+    >>> path("deep", "teams.csv").name
+    'teams.csv'
+    >>> path("deep", "team.csv")                   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    FileNotFoundError: labkit.data has no deep/team.csv; deep/ holds [...'teams.csv', 'teams.json']
     """
     if not parts or parts[0] not in FOLDERS:
         raise ValueError(f"labkit.data.path: the first part must be one of {FOLDERS}, got {parts[:1]}")
@@ -44,16 +73,76 @@ def path(*parts):
     return target
 
 
-def read_text(*parts):
-    """The text of a stored file (UTF-8)."""
+def read_text(*parts: str) -> str:
+    """The text of a stored file (UTF-8).
+
+    Parameters
+    ----------
+    *parts : str
+        As `path`.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError, FileNotFoundError
+        As `path`.
+
+    Examples
+    --------
+    >>> read_text("deep", "README.md").splitlines()[0]
+    '# Cached runs of labkit.deep'
+    """
     return path(*parts).read_text(encoding="utf-8")
 
 
-def read_json(*parts):
-    """A stored JSON file, parsed."""
+def read_json(*parts: str) -> Any:
+    """A stored JSON file, parsed.
+
+    Parameters
+    ----------
+    *parts : str
+        As `path`.
+
+    Returns
+    -------
+    dict or list
+
+    Raises
+    ------
+    ValueError, FileNotFoundError
+        As `path` (a ValueError also for a file that is not JSON).
+
+    Examples
+    --------
+    >>> read_json("deep", "deep_cfr_kuhn.json")["seeds"]
+    [0, 1, 2]
+    """
     return json.loads(read_text(*parts))
 
 
-def read_csv(*parts):
-    """A stored CSV file as a list of dicts, one per row (the values as strings, as `csv` reads them)."""
+def read_csv(*parts: str) -> list[dict[str, str]]:
+    """A stored CSV file as a list of dicts, one per row (the values as strings, as `csv` reads them).
+
+    Parameters
+    ----------
+    *parts : str
+        As `path`.
+
+    Returns
+    -------
+    list of dict of str to str
+
+    Raises
+    ------
+    ValueError, FileNotFoundError
+        As `path`.
+
+    Examples
+    --------
+    >>> read_csv("deep", "deep_cfr_kuhn.csv")[0]["method"]
+    'Deep CFR'
+    """
     return list(csv.DictReader(io.StringIO(read_text(*parts), newline="")))

@@ -13,7 +13,8 @@ leduc_poker (n players, 2 (n + 1) cards), key "Ks|Jh|cr|c"
     private card (num_cards) | public card (num_cards; zeros before the flop) |
     first-round slots: fold, call, raise (3 L1) | second-round slots (3 L2)
     Cards are one-hot over the card ids 2 rank + suit (suits are part of the key, so of the
-    features). Two players: 6 + 6 + 3 * 3 + 3 * 3 = 30 features.
+    features). Two players: 6 + 6 + 3 * 4 + 3 * 3 = 33 features (the first round's whole history,
+    up to 4 actions as in "crrc", is part of the keys of the second round).
 goofspiel (N cards, n players), key "P0 | prizes 4,3 | my bids 1 | won P1"
     acting player (n) | for each round r < N: prize turned up (N) | for each finished round:
     the bids (N for one's own with imp_info=True, n N for everyone's otherwise) and the winner
@@ -24,7 +25,9 @@ onehot (any game)
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -49,28 +52,65 @@ class InfosetFeatures:
         A readable name per feature, e.g. "card=Q" or "slot 1=bet".
     matrix : (num_infosets, num_features) float32 array
         Row I is the encoding of ``game.infoset_keys[I]``.
+
+    Examples
+    --------
+    >>> features = infoset_features("kuhn_poker")
+    >>> features
+    InfosetFeatures(kuhn_poker, encoding='kuhn', 12 infosets x 7 features)
+    >>> features.names
+    ['card=J', 'card=Q', 'card=K', 'slot 1=pass', 'slot 1=bet', 'slot 2=pass', 'slot 2=bet']
     """
 
-    game: object
+    game: Any
     encoding: str
     names: list
     matrix: np.ndarray = field(repr=False)
-    _encoder: object = field(repr=False, default=None)
+    _encoder: Callable[[str], np.ndarray] | None = field(repr=False, default=None)
 
     @property
     def size(self) -> int:
+        """The number of features.
+
+        Examples
+        --------
+        >>> infoset_features("leduc_poker").size
+        33
+        """
         return len(self.names)
 
     def encode(self, key: str) -> np.ndarray:
-        """The (num_features,) float32 vector of one infoset key (KeyError if it is not the game's)."""
-        return self._encoder(key) if self.encoding != "onehot" else self.matrix[self.game.infoset_index(key)]
+        """The feature vector of one infoset key.
 
-    def __repr__(self):
+        Parameters
+        ----------
+        key : str
+            An infoset key of the game.
+
+        Returns
+        -------
+        (num_features,) float32 array
+
+        Raises
+        ------
+        KeyError
+            If the game has no infoset `key`.
+
+        Examples
+        --------
+        >>> infoset_features("kuhn_poker").encode("Q|pb").tolist()
+        [0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0]
+        """
+        if self.encoding == "onehot" or self._encoder is None:
+            return self.matrix[self.game.infoset_index(key)]
+        return self._encoder(key)
+
+    def __repr__(self) -> str:
         return (f"InfosetFeatures({self.game.name}, encoding={self.encoding!r}, "
                 f"{self.game.num_infosets} infosets x {self.size} features)")
 
 
-def infoset_features(game, encoding: str = "auto") -> InfosetFeatures:
+def infoset_features(game: Any, encoding: str = "auto") -> InfosetFeatures:
     """Encode every infoset of `game` as a 0/1 vector (see the module docstring for the layout).
 
     Parameters
@@ -83,6 +123,22 @@ def infoset_features(game, encoding: str = "auto") -> InfosetFeatures:
     -------
     InfosetFeatures
         Cached on the game, so every learner shares one array.
+
+    Raises
+    ------
+    ValueError
+        For an unknown encoding, or one made for another kind of game.
+
+    Examples
+    --------
+    >>> infoset_features("goofspiel(num_cards=3,imp_info=True)").size
+    29
+    >>> infoset_features("rock_paper_scissors").names
+    ['infoset=row', 'infoset=column']
+    >>> infoset_features("kuhn_poker", encoding="leduc")
+    Traceback (most recent call last):
+      ...
+    ValueError: encoding 'leduc' is for LeducPoker games, not kuhn_poker; use encoding='auto' or 'onehot'
     """
     game = load(game)
     if encoding not in ENCODINGS:
@@ -95,14 +151,14 @@ def infoset_features(game, encoding: str = "auto") -> InfosetFeatures:
     return cache[encoding]
 
 
-def _native_encoding(definition):
+def _native_encoding(definition: Any) -> str:
     for kind, name in ((KuhnPoker, "kuhn"), (LeducPoker, "leduc"), (Goofspiel, "goofspiel")):
         if isinstance(definition, kind):
             return name
     return "onehot"
 
 
-def _build(game, encoding):
+def _build(game: Any, encoding: str) -> InfosetFeatures:
     if encoding == "onehot":
         names = [f"infoset={key}" for key in game.infoset_keys]
         return InfosetFeatures(game, encoding, names, np.eye(game.num_infosets, dtype=np.float32))

@@ -1,13 +1,14 @@
-"""Neural fictitious self-play (Heinrich and Silver, 2016, "Deep reinforcement learning from
+r"""Neural fictitious self-play (Heinrich and Silver, 2016, "Deep reinforcement learning from
 self-play in imperfect-information games", arXiv:1603.01121).
 
 Fictitious play with both of its halves learned from sampled play. Each player p has
 
-* a Q-network Q_p(I, a), trained by DQN on a circular replay memory M_RL of its own transitions,
-  which learns a best response to the other players' behaviour;
-* an average-policy network Pi_p(a | I), trained by supervised learning (cross-entropy) on a
-  reservoir memory M_SL of the actions p took *while best-responding*: it imitates p's past best
-  responses, so it approximates their average, which is what fictitious play converges with.
+* a Q-network :math:`Q_p(I, a)`, trained by DQN on a circular replay memory :math:`M_{RL}` of its
+  own transitions, which learns a best response to the other players' behaviour;
+* an average-policy network :math:`\Pi_p(a \mid I)`, trained by supervised learning
+  (cross-entropy) on a reservoir memory :math:`M_{SL}` of the actions p took *while
+  best-responding*: it imitates p's past best responses, so it approximates their average, which
+  is what fictitious play converges with.
 
 One episode (the unit `run` counts):
 
@@ -17,7 +18,8 @@ One episode (the unit `run` counts):
    (I, a, r = 0, I') goes to M_RL; in best-response mode, (I, a) also goes to M_SL. At the end every
    player's last transition (I, a, r = u_p, terminal) goes to M_RL.
 3. Every `learn_every` of p's decisions (once M_RL holds `min_buffer` transitions): one gradient
-   step of the Q-network on a minibatch, with target r + max_{a' legal} Q_target(I', a'), and one
+   step of the Q-network on a minibatch, with target
+   :math:`r + \max_{a' \text{ legal}} Q_{\text{target}}(I', a')`, and one
    of the average network on a minibatch of M_SL; every `target_update_every` of these steps the
    target network copies the Q-network.
 
@@ -31,13 +33,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-from labkit.deep.common import NetworkSolver, check_positive_int, pick, pick_from
+from labkit.deep.common import NetworkSolver, check_hidden, check_positive_int, check_rate, pick, pick_from
 from labkit.deep.networks import MASKED_LOGIT, MLP, masked_log_softmax, policy_from_outputs
 from labkit.policy import TabularPolicy
 
@@ -48,19 +51,54 @@ OPTIMIZERS = ("sgd", "adam")
 class NFSPConfig:
     """Hyperparameters of NFSP (the paper's Leduc values in brackets; OpenSpiel's example in braces).
 
-    hidden : widths of both networks' hidden layers [one layer of 64] {128}
-    replay_capacity : M_RL, circular [200,000]
-    reservoir_capacity : M_SL, reservoir [2,000,000]
-    anticipatory : eta [0.1]
-    batch_size : [128]
-    learn_every : a learning step every this many of the player's decisions {64}
-    min_buffer : transitions in M_RL before learning starts {1,000}
-    optimizer : "sgd" [the paper, and OpenSpiel's default] or "adam"
-    rl_learning_rate, sl_learning_rate : step sizes [0.1 and 0.005] {0.01 and 0.01}
-    target_update_every : Q-network learning steps between target copies [300] {300}
-    epsilon_start, epsilon_end, epsilon_decay_steps : exploration of the best response, decayed
-        linearly over this many of the player's decisions [0.06 to 0]
-    encoding : the infoset features (`labkit.deep.infoset_features`)
+    Attributes
+    ----------
+    hidden : tuple of int
+        Widths of both networks' hidden layers [one layer of 64] {128}.
+    replay_capacity : int
+        M_RL, circular [200,000].
+    reservoir_capacity : int
+        M_SL, reservoir [2,000,000].
+    anticipatory : float
+        eta, in [0, 1] [0.1].
+    batch_size : int
+        [128].
+    learn_every : int
+        A learning step every this many of the player's decisions {64}.
+    min_buffer : int
+        Transitions in M_RL before learning starts {1,000}.
+    optimizer : {"sgd", "adam"}
+        "sgd" [the paper, and OpenSpiel's default] or "adam".
+    rl_learning_rate, sl_learning_rate : float
+        Step sizes [0.1 and 0.005] {0.01 and 0.01}.
+    target_update_every : int
+        Q-network learning steps between target copies [300] {300}.
+    epsilon_start, epsilon_end : float
+        Exploration of the best response, in [0, 1], decayed linearly [0.06 to 0].
+    epsilon_decay_steps : int
+        Over this many of the player's decisions.
+    encoding : str
+        The infoset features (`labkit.deep.infoset_features`).
+
+    Raises
+    ------
+    ValueError
+        For a count that is not a positive integer, a probability outside [0, 1], a rate that is
+        not a finite positive number, bad hidden widths, or an unknown optimizer or encoding.
+
+    References
+    ----------
+    J. Heinrich and D. Silver (2016), "Deep reinforcement learning from self-play in
+    imperfect-information games", arXiv:1603.01121.
+
+    Examples
+    --------
+    >>> NFSPConfig(optimizer="adam", learn_every=16).optimizer
+    'adam'
+    >>> NFSPConfig(anticipatory=1.5)
+    Traceback (most recent call last):
+      ...
+    ValueError: anticipatory must be in [0, 1], got 1.5
     """
     hidden: tuple = (128,)
     replay_capacity: int = 200_000
@@ -78,10 +116,16 @@ class NFSPConfig:
     epsilon_decay_steps: int = 2_000_000
     encoding: str = "auto"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("replay_capacity", "reservoir_capacity", "batch_size", "learn_every", "min_buffer",
                      "target_update_every", "epsilon_decay_steps"):
             check_positive_int(name, getattr(self, name))
+        object.__setattr__(self, "hidden", check_hidden(self.hidden))
+        for name in ("rl_learning_rate", "sl_learning_rate"):
+            check_rate(name, getattr(self, name))
+        from labkit.deep.features import ENCODINGS
+        if self.encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}")
         if not 0 <= self.anticipatory <= 1:
             raise ValueError(f"anticipatory must be in [0, 1], got {self.anticipatory!r}")
         if not (0 <= self.epsilon_end <= 1 and 0 <= self.epsilon_start <= 1):
@@ -95,7 +139,7 @@ class NFSPConfig:
 class _Agent:
     """One player's networks, memories and acting tables."""
 
-    def __init__(self, solver, player, key):
+    def __init__(self, solver: NFSP, player: int, key: Any):
         game, c = solver.game, solver.config
         self.player = player
         self.rows = game.infosets_of(player)
@@ -121,13 +165,14 @@ class _Agent:
         self.greedy = [0] * game.num_infosets            # acting tables (this player's rows only)
         self.average = [None] * game.num_infosets
 
-    def store_transition(self, infoset, action, reward, next_infoset):
+    def store_transition(self, infoset: int, action: int, reward: float, next_infoset: int) -> None:
         k = self.rl_cursor
-        self.rl_infoset[k], self.rl_action[k], self.rl_reward[k], self.rl_next[k] = infoset, action, reward, next_infoset
+        self.rl_infoset[k], self.rl_action[k] = infoset, action
+        self.rl_reward[k], self.rl_next[k] = reward, next_infoset
         self.rl_cursor = (k + 1) % len(self.rl_infoset)
         self.rl_size = min(self.rl_size + 1, len(self.rl_infoset))
 
-    def store_best_response_action(self, infoset, action, rng):
+    def store_best_response_action(self, infoset: int, action: int, rng: np.random.Generator) -> None:
         self.sl_seen += 1
         if self.sl_size < len(self.sl_infoset):
             k = self.sl_size
@@ -150,6 +195,21 @@ class NFSP(NetworkSolver):
         Seeds the hands, the modes, exploration, memories, minibatches and initializations: the same
         seed gives the same networks, bit for bit, on one machine.
 
+    Attributes
+    ----------
+    agents : list
+        Per player: its networks, memories and acting tables.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a configuration that is not an NFSPConfig or a bad seed.
+
+    References
+    ----------
+    J. Heinrich and D. Silver (2016), "Deep reinforcement learning from self-play in
+    imperfect-information games", arXiv:1603.01121.
+
     Examples
     --------
     >>> import labkit as lk
@@ -162,7 +222,7 @@ class NFSP(NetworkSolver):
 
     config_type = NFSPConfig
 
-    def __init__(self, game, config: NFSPConfig | None = None, seed: int = 0):
+    def __init__(self, game: Any, config: NFSPConfig | None = None, seed: int = 0):
         super().__init__(game, config, seed)
         game, config = self.game, self.config
         self.model = MLP(self.features.size, config.hidden, game.num_actions)
@@ -178,12 +238,12 @@ class NFSP(NetworkSolver):
             self._refresh_tables(agent, *self._evaluate(agent.q_params, agent.pi_params, agent.rows))
 
     # -- acting tables ---------------------------------------------------------------
-    def _evaluate(self, q_params, pi_params, rows):
+    def _evaluate(self, q_params: Any, pi_params: Any, rows: Any) -> tuple[np.ndarray, np.ndarray]:
         q, logits = _evaluate_function(tuple(self.model.sizes))(q_params, pi_params, self._inputs[rows],
                                                                   self._legal[rows])
         return np.asarray(q, dtype=np.float64), np.asarray(logits, dtype=np.float64)
 
-    def _refresh_tables(self, agent, q, logits):
+    def _refresh_tables(self, agent: _Agent, q: np.ndarray, logits: np.ndarray) -> None:
         """Greedy actions (as indices into the legal actions) and average-policy rows of `agent`."""
         legal = self.game.legal_mask[agent.rows]
         greedy = np.where(legal, q, -np.inf).argmax(axis=1)
@@ -197,19 +257,39 @@ class NFSP(NetworkSolver):
             agent.greedy[i] = int(greedy_index[j])
             agent.average[i] = probs[j, legal_actions[i]].tolist()
 
-    def epsilon(self, agent) -> float:
-        """The exploration rate of `agent` at its current number of decisions (linear decay)."""
+    def epsilon(self, agent: Any) -> float:
+        r"""The exploration rate of one player's best response at its current number of decisions.
+
+        .. math:: \epsilon = \epsilon_0 + \min(d / D, 1)\, (\epsilon_1 - \epsilon_0)
+
+        with d the player's decisions so far and D ``epsilon_decay_steps``.
+
+        Parameters
+        ----------
+        agent : one of `agents`
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from labkit import deep
+        >>> solver = deep.NFSP("kuhn_poker", deep.NFSPConfig(epsilon_decay_steps=10), seed=0)
+        >>> solver.epsilon(solver.agents[0])
+        0.06
+        """
         c = self.config
         fraction = min(agent.decisions / c.epsilon_decay_steps, 1.0)
         return c.epsilon_start + fraction * (c.epsilon_end - c.epsilon_start)
 
     # -- one episode -------------------------------------------------------------------
-    def _step(self):
+    def _step(self) -> None:
         flat, draw, c = self.flat, self._draw, self.config
         kind, first_child, infoset_of = flat.player, flat.first_child, flat.infoset
         legal = flat.legal_actions
         best_responding = [draw() < c.anticipatory for _ in self.agents]
-        pending = [None] * len(self.agents)
+        pending: list[Any] = [None] * len(self.agents)
         h = 0
         while kind[h] != flat.TERMINAL:
             acting = kind[h]
@@ -236,9 +316,10 @@ class NFSP(NetworkSolver):
         returns = flat.returns[h]
         for p, transition in enumerate(pending):
             if transition is not None:
-                self.agents[p].store_transition(*transition, returns[p], -1)
+                infoset, action = transition
+                self.agents[p].store_transition(infoset, action, returns[p], -1)
 
-    def _learn_step(self, agent):
+    def _learn_step(self, agent: _Agent) -> None:
         c, rng = self.config, self.streams.batches
         rl = rng.integers(0, agent.rl_size, c.batch_size)
         sl = rng.integers(0, max(agent.sl_size, 1), c.batch_size)
@@ -254,7 +335,7 @@ class NFSP(NetworkSolver):
         self._refresh_tables(agent, np.asarray(q, dtype=np.float64), np.asarray(logits, dtype=np.float64))
 
     # -- policies ------------------------------------------------------------------
-    def _outputs(self, which):
+    def _outputs(self, which: str) -> np.ndarray:
         outputs = np.zeros(self.game.legal_mask.shape)
         for agent in self.agents:
             q, logits = self._evaluate(agent.q_params, agent.pi_params, agent.rows)
@@ -262,17 +343,56 @@ class NFSP(NetworkSolver):
         return outputs
 
     def average_policy(self) -> TabularPolicy:
-        """The average-policy networks Pi_p at every infoset (what NFSP's NashConv measures)."""
+        r"""The average-policy networks :math:`\Pi_p` at every infoset (what NFSP's NashConv measures).
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> from labkit import deep
+        >>> policy = deep.NFSP("kuhn_poker", seed=0).average_policy()
+        >>> bool(abs(policy.probs - 0.5).max() < 0.1)       # a fresh network plays nearly uniformly
+        True
+        """
         return policy_from_outputs(self.game, self._outputs("pi"), "logits")
 
     def best_response_policy(self) -> TabularPolicy:
-        """The greedy policy of the Q-networks (each player's learned best response)."""
+        """The greedy policy of the Q-networks (each player's learned best response).
+
+        Returns
+        -------
+        TabularPolicy
+            Deterministic: one action per infoset.
+
+        Examples
+        --------
+        >>> from labkit import deep
+        >>> policy = deep.NFSP("kuhn_poker", seed=0).best_response_policy()
+        >>> sorted(set(policy.probs.ravel().tolist()))
+        [0.0, 1.0]
+        """
         return policy_from_outputs(self.game, self._outputs("q"), "q_values")
 
     def current_policy(self) -> TabularPolicy:
-        """What an episode plays in expectation: per player, eta times the epsilon-greedy best
-        response plus (1 - eta) times the average policy (a mixture chosen once per hand, so
-        reach-weighted, as `TabularPolicy.mixture` computes)."""
+        """What an episode plays in expectation.
+
+        Per player, eta times the epsilon-greedy best response plus (1 - eta) times the average
+        policy: a mixture chosen once per hand, so reach-weighted, as `TabularPolicy.mixture`
+        computes.
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> from labkit import deep
+        >>> policy = deep.NFSP("kuhn_poker", seed=0).current_policy()
+        >>> bool(abs(policy.probs.sum(axis=1) - 1).max() < 1e-12)
+        True
+        """
         eta = self.config.anticipatory
         greedy, average = self.best_response_policy(), self.average_policy()
         probs = average.probs.copy()
@@ -286,19 +406,31 @@ class NFSP(NetworkSolver):
         return TabularPolicy(self.game, probs, check=False)
 
     def settings(self) -> dict:
+        """The configuration and seed, as plain values (for cached results).
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> from labkit import deep
+        >>> deep.NFSP("kuhn_poker", seed=2).settings()["seed"]
+        2
+        """
         return {**asdict(self.config), "seed": self.seed}
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"NFSP({self.game.name}, episodes={self.iteration})"
 
 
-def _with_rows(probs, rows, values):
+def _with_rows(probs: np.ndarray, rows: Any, values: np.ndarray) -> np.ndarray:
     out = probs.copy()
     out[rows] = values
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _evaluate_function(sizes):
     @jax.jit
     def evaluate(q_params, pi_params, inputs, legal):
@@ -306,7 +438,7 @@ def _evaluate_function(sizes):
     return evaluate
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _learning_function(sizes, optimizer, rl_learning_rate, sl_learning_rate):
     """One jitted NFSP learning step of one player: a DQN step, a supervised step and the new
     acting tables at the player's infosets, in a single dispatch."""

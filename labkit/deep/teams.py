@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -42,11 +43,29 @@ class TeamGame:
     Attributes
     ----------
     name : str
-    initial : (S,) initial state distribution
-    reward : (S, A, A) shared reward of each joint action
-    next_state : (S, A, A) int, the following state, -1 at the end
-    observation : (2, S) int, what each agent sees in each state (numbered 0 .. num_observations[i] - 1)
+    initial : (S,) float array
+        The initial state distribution.
+    reward : (S, A, A) float array
+        The shared reward of each joint action.
+    next_state : (S, A, A) int array
+        The following state, -1 at the end.
+    observation : (2, S) int array
+        What each agent sees in each state (numbered 0 .. num_observations[i] - 1).
     observation_names : list of two lists of str
+
+    Raises
+    ------
+    ValueError
+        For arrays of inconsistent shapes, an initial vector that is not a distribution, or a
+        transition to a state that does not exist.
+
+    Examples
+    --------
+    >>> game = messenger_game()
+    >>> game
+    TeamGame('messenger game': 8 states, 3 actions, observations [8, 4])
+    >>> game.observation_names[1]
+    ['start', 'm=a', 'm=b', 'm=c']
     """
     name: str
     initial: np.ndarray
@@ -55,23 +74,31 @@ class TeamGame:
     observation: np.ndarray
     observation_names: list
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        self.reward = np.asarray(self.reward, dtype=float)
+        if (self.reward.ndim != 3 or self.reward.shape[1] != self.reward.shape[2]
+                or not np.all(np.isfinite(self.reward))):
+            raise ValueError(f"reward must be a finite (S, A, A) array, got shape {self.reward.shape}")
         S, A, _ = self.reward.shape
         self.num_states, self.num_actions = S, A
         self.num_observations = [int(self.observation[i].max()) + 1 for i in range(2)]
         if self.next_state.shape != (S, A, A) or self.initial.shape != (S,):
             raise ValueError("reward, next_state and initial must have shapes (S, A, A), (S, A, A) and (S,)")
-        if not np.isclose(self.initial.sum(), 1.0) or np.any(self.initial < 0):
+        if not np.isclose(self.initial.sum(), 1.0) or not np.all(self.initial >= 0):
             raise ValueError("initial must be a probability distribution over the states")
+        if np.any(self.next_state >= S) or np.any(self.next_state < -1):
+            raise ValueError(f"next_state must hold states 0..{S - 1} or -1 (the end)")
+        if np.asarray(self.observation).shape != (2, S) or np.any(np.asarray(self.observation) < 0):
+            raise ValueError(f"observation must be a (2, {S}) array of observation numbers >= 0")
         # states in an order where every state comes after the states that lead to it
         self.order = _topological_order(self.next_state)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"TeamGame({self.name!r}: {self.num_states} states, {self.num_actions} actions, "
                 f"observations {self.num_observations})")
 
 
-def _topological_order(next_state):
+def _topological_order(next_state: np.ndarray) -> list[int]:
     S = next_state.shape[0]
     depth = np.zeros(S, dtype=int)
     for _ in range(S):
@@ -83,12 +110,44 @@ def _topological_order(next_state):
 
 
 def climbing_team_game() -> TeamGame:
+    """The climbing game as a one-state team game (Claus and Boutilier, 1998).
+
+    Returns
+    -------
+    TeamGame
+
+    References
+    ----------
+    C. Claus and C. Boutilier (1998), "The dynamics of reinforcement learning in cooperative
+    multiagent systems", AAAI.
+
+    Examples
+    --------
+    >>> game = climbing_team_game()
+    >>> game.reward[0].tolist()
+    [[11.0, -30.0, 0.0], [-30.0, 7.0, 6.0], [0.0, 0.0, 5.0]]
+    >>> optimal_team_value(game)
+    (11.0, ((0,), (0,)))
+    """
     A = climbing_game().A
     return TeamGame("climbing game", np.ones(1), A[None].copy(), -np.ones((1, 3, 3), dtype=int),
                     np.zeros((2, 1), dtype=int), [["-"], ["-"]])
 
 
 def messenger_game() -> TeamGame:
+    """The messenger game (module docstring): agent 1 must tell agent 2 which matrix is in play.
+
+    Returns
+    -------
+    TeamGame
+
+    Examples
+    --------
+    >>> game = messenger_game()
+    >>> value, (first, second) = optimal_team_value(game)
+    >>> value, second          # agent 2 plays a after the message a, c after c (at 'start' nothing counts)
+    (11.0, (0, 0, 0, 2))
+    """
     A = climbing_game().A
     swap = [2, 1, 0]
     payoffs = [A, A[np.ix_(swap, swap)]]                  # at x = 1, a and c trade places
@@ -116,12 +175,26 @@ def messenger_game() -> TeamGame:
 TEAM_GAMES = {"climbing game": climbing_team_game, "messenger game": messenger_game}
 
 
-def _check_policies(game, policies):
+def _check_policies(game: TeamGame, policies: Any) -> list[np.ndarray]:
+    if not isinstance(game, TeamGame):
+        raise TypeError(f"game must be a TeamGame, got {type(game).__name__}")
+    if isinstance(policies, (str, bytes)) or not hasattr(policies, "__len__") or len(policies) != 2:
+        raise ValueError("policies must hold two policies, one per agent")
     out = []
     for i in range(2):
-        p = np.asarray(policies[i], dtype=float)
+        try:
+            p = np.asarray(policies[i], dtype=float)
+        except (TypeError, ValueError):
+            p = np.full(0, np.nan)
         if p.ndim == 1:                                   # one action per observation
-            p = np.eye(game.num_actions)[p.astype(int)]
+            actions = p
+            if not (np.all(np.isfinite(actions)) and np.all(actions == np.round(actions))
+                    and np.all((actions >= 0) & (actions < game.num_actions))):
+                raise ValueError(f"agent {i + 1}'s actions must be integers in 0..{game.num_actions - 1}, "
+                                 f"got {policies[i]!r}")
+            p = np.eye(game.num_actions)[actions.astype(int)]
+        if p.ndim == 2 and not np.all(np.isfinite(p) & (p >= 0)):
+            raise ValueError(f"agent {i + 1}'s policy must hold probabilities (finite, >= 0)")
         if p.shape != (game.num_observations[i], game.num_actions) or not np.allclose(p.sum(axis=1), 1):
             raise ValueError(f"agent {i + 1}'s policy must be one distribution over {game.num_actions} actions per "
                              f"observation ({game.num_observations[i]}), or one action per observation")
@@ -129,8 +202,34 @@ def _check_policies(game, policies):
     return out
 
 
-def state_values(game, policies):
-    """(S,) expected return from each state when the agents follow `policies` (backward DP)."""
+def state_values(game: TeamGame, policies: Any) -> np.ndarray:
+    r"""The expected return from each state when the agents follow `policies` (backward induction).
+
+    .. math:: V(s) = \sum_{a_1, a_2} \pi_1(a_1 \mid o_1(s))\, \pi_2(a_2 \mid o_2(s))
+              \bigl[r(s, a_1, a_2) + V(s')\bigr], \quad V(\text{end}) = 0.
+
+    Parameters
+    ----------
+    game : TeamGame
+    policies : two arrays
+        Per agent, (O_i, A) distributions or (O_i,) actions.
+
+    Returns
+    -------
+    (S,) float array
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything but two policies of the game's shapes (probabilities >= 0 summing to 1, or
+        legal action numbers).
+
+    Examples
+    --------
+    >>> game = messenger_game()
+    >>> state_values(game, [[0] * 8, [0] * 4]).tolist()      # everyone plays a: 11 at x = 0, 5 at x = 1
+    [11.0, 5.0, 11.0, 11.0, 11.0, 5.0, 5.0, 5.0]
+    """
     p1, p2 = _check_policies(game, policies)
     V = np.zeros(game.num_states)
     for s in reversed(game.order):
@@ -141,21 +240,64 @@ def state_values(game, policies):
     return V
 
 
-def team_value(game, policies) -> float:
-    """Expected team return of decentralized `policies` (per agent: (O_i, A) distributions, or
-    (O_i,) actions)."""
+def team_value(game: TeamGame, policies: Any) -> float:
+    r"""The expected team return of decentralized policies, :math:`\sum_s \mu_0(s) V(s)`.
+
+    Parameters
+    ----------
+    game : TeamGame
+    policies : two arrays
+        Per agent, (O_i, A) distributions or (O_i,) actions.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        As `state_values`.
+
+    Examples
+    --------
+    >>> game = climbing_team_game()
+    >>> team_value(game, [[1], [1]]), team_value(game, [[[1 / 3] * 3], [[1 / 3] * 3]])
+    (7.0, -3.4444444444444438)
+    >>> team_value(game, [[[1.5, -0.5, 0.0]], [[1.0, 0.0, 0.0]]])
+    Traceback (most recent call last):
+      ...
+    ValueError: agent 1's policy must hold probabilities (finite, >= 0)
+    """
     return float(game.initial @ state_values(game, policies))
 
 
-def optimal_team_value(game):
-    """(value, (actions of agent 1, actions of agent 2)) of the best deterministic decentralized
-    policies, by enumerating agent 2's policies and best-responding with agent 1 (exact when agent 1
-    observes the state, as in both games here; otherwise by enumerating both)."""
+def optimal_team_value(game: TeamGame) -> tuple[float, Any]:
+    """The best deterministic decentralized policies and their value.
+
+    By enumerating agent 2's policies and best-responding with agent 1 (exact when agent 1
+    observes the state, as in both games here; otherwise by enumerating both).
+
+    Parameters
+    ----------
+    game : TeamGame
+
+    Returns
+    -------
+    value : float
+    actions : (tuple of int, tuple of int)
+        Agent 1's action at each of its observations, and agent 2's.
+
+    Examples
+    --------
+    >>> optimal_team_value(climbing_team_game())
+    (11.0, ((0,), (0,)))
+    """
     A, (O1, O2) = game.num_actions, game.num_observations
     full = len(np.unique(game.observation[0])) == game.num_states
-    best = (-np.inf, None)
+    best: tuple[float, Any] = (-np.inf, None)
     for second in itertools.product(range(A), repeat=O2):
-        candidates = [None] if full else itertools.product(range(A), repeat=O1)
+        candidates: Any = [None] if full else itertools.product(range(A), repeat=O1)
+        first: Any
         for first in candidates:
             if first is None:
                 first = _best_response_of_agent_1(game, np.array(second))
@@ -165,7 +307,7 @@ def optimal_team_value(game):
     return best
 
 
-def _best_response_of_agent_1(game, second):
+def _best_response_of_agent_1(game: TeamGame, second: np.ndarray) -> np.ndarray:
     """Agent 1 observes the state: backward induction against agent 2's deterministic policy."""
     V = np.zeros(game.num_states)
     choice = np.zeros(game.num_observations[0], dtype=int)
@@ -179,14 +321,56 @@ def _best_response_of_agent_1(game, second):
 
 
 class EpisodeBatch:
-    """Transitions of a batch of episodes, as flat arrays (one row per step of one episode)."""
+    """Transitions of a batch of episodes, as flat arrays (one row per step of one episode).
 
-    def __init__(self, state, actions, reward, next_state):
+    Parameters
+    ----------
+    state : (N,) int array
+    actions : (N, 2) int array
+    reward : (N,) float array
+    next_state : (N,) int array
+        -1 where the episode ended.
+
+    Examples
+    --------
+    >>> batch = play(climbing_team_game(), [[0], [0]], 3, np.random.default_rng(0))
+    >>> batch.actions.tolist(), batch.reward.tolist()
+    ([[0, 0], [0, 0], [0, 0]], [11.0, 11.0, 11.0])
+    """
+
+    def __init__(self, state: np.ndarray, actions: np.ndarray, reward: np.ndarray, next_state: np.ndarray):
         self.state, self.actions, self.reward, self.next_state = state, actions, reward, next_state
 
 
-def play(game, policies, episodes, rng) -> EpisodeBatch:
-    """Sample `episodes` episodes with the agents drawing actions from `policies` ((O_i, A) each)."""
+def play(game: TeamGame, policies: Any, episodes: int, rng: np.random.Generator) -> EpisodeBatch:
+    """Sample episodes with the agents drawing their actions from `policies`.
+
+    Parameters
+    ----------
+    game : TeamGame
+    policies : two arrays
+        Per agent, (O_i, A) distributions or (O_i,) actions.
+    episodes : int
+        At least 1.
+    rng : numpy Generator
+
+    Returns
+    -------
+    EpisodeBatch
+
+    Raises
+    ------
+    TypeError, ValueError
+        As `state_values`, and for episodes that is not a positive integer.
+
+    Examples
+    --------
+    >>> batch = play(messenger_game(), [[0] * 8, [0] * 4], 2, np.random.default_rng(1))
+    >>> len(batch.state), batch.next_state.tolist().count(-1)    # two steps per episode
+    (4, 2)
+    """
+    from labkit.deep.common import check_positive_int
+    episodes = check_positive_int("episodes", episodes)
     p = _check_policies(game, policies)
     cumulative = [np.cumsum(pi, axis=1) for pi in p]
     state = rng.choice(game.num_states, size=episodes, p=game.initial)

@@ -1,19 +1,22 @@
-"""The deviation types of EFR as arrays: which time-selection weights and which action
+r"""The deviation types of EFR as arrays: which time-selection weights and which action
 transformations every decision point of a game carries.
 
-Morrill et al. (2021), "Efficient Deviation Types and Learning for Hindsight Rationality in
-Extensive-Form Games". Notation of ``shared/EFR.md``:
+Morrill, D'Orazio, Lanctot, Wright, Bowling and Greenwald (2021), "Efficient Deviation Types and
+Learning for Hindsight Rationality in Extensive-Form Games" (ICML), in the notation of chapter 6:
 
 * A *decision point* is an infoset with at least two legal actions. Only decision points learn,
   and only they count as predecessors.
 * The predecessors of a decision point I are its player's earlier decision points on the way to I,
-  ``(I_1, a_1), ..., (I_d, a_d)``, with a_k the action at I_k that leads toward I.
+  :math:`(I_1, a_1), \dots, (I_d, a_d)`, with :math:`a_k` the action at :math:`I_k` that leads
+  toward I.
 * A *transformation sequence* s says what the deviation does at every predecessor: follow the
-  strategy (identity), play a_k whatever the strategy says (external), or move the probability of
-  one action b != a_k onto a_k (an informed trigger). Its weight, the probability that the
-  deviated strategy plays to I, is a product of the player's own action probabilities:
+  strategy (identity), play :math:`a_k` whatever the strategy says (external), or move the
+  probability of one action :math:`b \ne a_k` onto :math:`a_k` (an informed trigger). Its weight,
+  the probability that the deviated strategy plays to I, is a product of the player's own action
+  probabilities:
 
-      w_I(s; pi) = prod_k f_k,   f_k = pi(a_k | I_k) (identity), 1 (external), pi(b | I_k) (trigger).
+  .. math:: w_I(s; \pi) = \prod_k f_k, \qquad f_k = \begin{cases} \pi(a_k \mid I_k) & \text{identity,} \\
+            1 & \text{external,} \\ \pi(b \mid I_k) & \text{trigger } b \to a_k. \end{cases}
 
   So a sequence is stored as the list of flat sequence indices ``I_k * A + x`` whose probabilities
   multiply into its weight.
@@ -28,13 +31,34 @@ from __future__ import annotations
 
 import enum
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from labkit._messages import show
 
-class DeviationType(str, enum.Enum):
-    """The deviation types of EFR (rows of the table in ``shared/EFR.md``)."""
+if TYPE_CHECKING:
+    from labkit.tree import GameTree
+
+
+class DeviationType(enum.StrEnum):
+    """The deviation types of EFR, from the weakest (blind action) to the behavioral deviations.
+
+    The members' values are the names every function of labkit accepts ("act", "cf_ex+in", ...);
+    `DEVIATION_NAMES` lists them in this order. chapter 6 draws their landscape.
+
+    References
+    ----------
+    D. Morrill et al. (2021), "Efficient deviation types and learning for hindsight rationality in
+    extensive-form games", ICML, Table 1 and Figure 1.
+
+    Examples
+    --------
+    >>> DeviationType("tips") is DeviationType.TIPS, str(DeviationType.CF_EX_IN)
+    (True, 'cf_ex+in')
+    """
 
     ACT = "act"                  # blind action
     ACT_IN = "act_in"            # informed action
@@ -49,17 +73,38 @@ class DeviationType(str, enum.Enum):
     TIPS_EX_IN = "tips_ex+in"
     BHV = "bhv"                  # (single-target) behavioral
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.value
 
 
 DEVIATION_NAMES = tuple(t.value for t in DeviationType)
 
 
-def parse_deviation_type(deviations) -> DeviationType:
+def parse_deviation_type(deviations: DeviationType | str) -> DeviationType:
     """A `DeviationType` from itself or its name ("tips", "TIPS_EX+IN", "cf_ex_in" ...).
 
-    Raises ValueError listing the valid names for anything else.
+    Parameters
+    ----------
+    deviations : DeviationType or str
+        A member, its value or its name, in any case; "_ex_in" may stand for "_ex+in".
+
+    Returns
+    -------
+    DeviationType
+
+    Raises
+    ------
+    ValueError
+        For anything else, listing the valid names.
+
+    Examples
+    --------
+    >>> parse_deviation_type("TIPS_EX_IN")
+    <DeviationType.TIPS_EX_IN: 'tips_ex+in'>
+    >>> parse_deviation_type("informed")
+    Traceback (most recent call last):
+      ...
+    ValueError: unknown deviation type 'informed'; valid names are act, act_in, cf, ...
     """
     if isinstance(deviations, DeviationType):
         return deviations
@@ -76,7 +121,8 @@ def parse_deviation_type(deviations) -> DeviationType:
 EXTERNAL, INTERNAL, BOTH = 1, 2, 3
 
 
-def _sequences(kind, preds, legal, A):
+def _sequences(kind: DeviationType, preds: list[tuple[int, int]], legal: Callable[[int], Any],
+               A: int) -> list[tuple[list[int], int]]:
     """The transformation sequences of one decision point as (factor list, transformation group).
 
     preds : list of (I_k, a_k) decision-point predecessors, from the first decision down.
@@ -126,7 +172,9 @@ def _sequences(kind, preds, legal, A):
 class DeviationStructure:
     """Rows (infoset, transformation sequence) of one deviation type on one game.
 
-    Attributes (R rows, S transformation slots)
+    Made by `deviation_structure`; R rows and S transformation slots below.
+
+    Attributes
     ----------
     kind : DeviationType
     num_actions : int
@@ -148,6 +196,17 @@ class DeviationStructure:
     decision_points : (D,) int
         Infosets with at least two legal actions.
     predecessors : dict infoset -> list of (I_k, a_k)
+    internal_offset : int
+        The first internal slot.
+    one : int
+        The index of the trailing 1.0 in the extended probability vector.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> structure = deviation_structure(lk.games.load("kuhn_poker"), "cfps")
+    >>> structure.num_rows, structure.num_slots, structure.num_regrets()
+    (15, 4, 30)
     """
 
     kind: DeviationType
@@ -165,18 +224,56 @@ class DeviationStructure:
     predecessors: dict
 
     @property
-    def num_rows(self):
+    def num_rows(self) -> int:
+        """R, the number of (infoset, transformation sequence) rows.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> deviation_structure(lk.games.load("kuhn_poker"), "cf").num_rows     # one per decision point
+        12
+        """
         return len(self.row_infoset)
 
-    def num_regrets(self):
-        """Number of (infoset, sequence, transformation) regrets."""
+    def num_regrets(self) -> int:
+        """Number of (infoset, sequence, transformation) regrets EFR keeps.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> deviation_structure(lk.games.load("leduc_poker"), "bhv").num_regrets()
+        16020
+        """
         return int(self.row_active.sum())
 
 
-def decision_point_predecessors(game):
-    """{decision point I: [(I_1, a_1), ..., (I_d, a_d)]}, its player's earlier decision points.
+def decision_point_predecessors(game: GameTree) -> dict[int, list[tuple[int, int]]]:
+    r"""Every decision point's predecessors: :math:`I \mapsto [(I_1, a_1), \dots, (I_d, a_d)]`.
 
-    Infosets with a single legal action are passed through: they are nobody's decision.
+    Its player's earlier decision points, from the first one down, each with the action that
+    leads toward I. Infosets with a single legal action are passed through: they are nobody's
+    decision.
+
+    Parameters
+    ----------
+    game : GameTree
+
+    Returns
+    -------
+    dict of int to list of (int, int)
+        One entry per decision point.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> preds = decision_point_predecessors(kuhn)
+    >>> [(kuhn.infoset_keys[J], kuhn.action_names[a]) for J, a in preds[kuhn.infoset_index("Q|pb")]]
+    [('Q|', 'pass')]
     """
     A = game.num_actions
     decision = game.num_legal >= 2
@@ -193,8 +290,37 @@ def decision_point_predecessors(game):
     return preds
 
 
-def deviation_structure(game, deviations) -> DeviationStructure:
-    """Build (or fetch from the game's cache) the row structure of a deviation type."""
+def deviation_structure(game: GameTree, deviations: DeviationType | str) -> DeviationStructure:
+    """Build (or fetch from the game's cache) the row structure of a deviation type.
+
+    Parameters
+    ----------
+    game : GameTree
+        A compiled game (`labkit.games.load`).
+    deviations : DeviationType or str
+
+    Returns
+    -------
+    DeviationStructure
+        Cached on the game: every EFR learner of this type on this game shares it.
+
+    Raises
+    ------
+    TypeError
+        If `game` is not a GameTree.
+    ValueError
+        For an unknown deviation type.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> leduc = lk.games.load("leduc_poker")
+    >>> [deviation_structure(leduc, kind).num_rows for kind in ("cf", "bps", "tips", "bhv")]
+    [936, 2664, 4752, 4734]
+    """
+    from labkit.tree import GameTree
+    if not isinstance(game, GameTree):
+        raise TypeError(f"game must be a GameTree (labkit.games.load(...)), got {type(game).__name__} {show(game)}")
     kind = parse_deviation_type(deviations)
     cache = game.__dict__.setdefault("_efr_structure_cache", {})
     if kind not in cache:
@@ -202,7 +328,7 @@ def deviation_structure(game, deviations) -> DeviationStructure:
     return cache[kind]
 
 
-def _build(game, kind):
+def _build(game: GameTree, kind: DeviationType) -> DeviationStructure:
     A = game.num_actions
     K = DeviationType
     has_external = kind in (K.ACT, K.CF, K.CF_EX_IN, K.BPS, K.CFPS_EX_IN, K.CSPS, K.TIPS_EX_IN)
@@ -216,7 +342,7 @@ def _build(game, kind):
     max_depth = max(depth.values(), default=0)
 
     # the slots each group activates, per infoset (legal actions only, no identity)
-    def slot_mask(I, group):
+    def slot_mask(I: int, group: int) -> np.ndarray:
         mask = np.zeros(num_slots, dtype=bool)
         legal = game.legal_mask[I]
         if group & EXTERNAL:
@@ -226,7 +352,10 @@ def _build(game, kind):
             mask[internal_offset:] = swap.reshape(-1)
         return mask
 
-    row_infoset, row_factors, row_active, blocks = [], [], [], {}
+    row_infoset: list[int] = []
+    row_factors: list[list[int]] = []
+    row_active: list[np.ndarray] = []
+    blocks: dict[int, list] = {}
     for player in range(game.num_players):
         blocks[player] = []
         for d in range(max_depth + 1):
@@ -254,10 +383,42 @@ def _build(game, kind):
         blocks=blocks, decision_points=np.asarray(sorted(preds), dtype=np.int64), predecessors=preds)
 
 
-def describe_row(game, structure, row):
-    """Readable memory of one row: what the deviation does at each predecessor of its infoset,
-    e.g. ["follow at 'J|'", "raise instead of call at 'J|rr'"], or ["play Bet at 'Q|'"] when
-    it plays straight to the infoset from there."""
+def describe_row(game: GameTree, structure: DeviationStructure, row: int) -> list[str]:
+    """Readable memory of one row: what the deviation does at each predecessor of its infoset.
+
+    e.g. ["follow at 'J|'", "raise instead of call at 'J|rr'"], or ["play Bet at 'Q|'"] when it
+    plays straight to the infoset from there.
+
+    Parameters
+    ----------
+    game : GameTree
+    structure : DeviationStructure
+        Of this game.
+    row : int
+        In 0..structure.num_rows - 1.
+
+    Returns
+    -------
+    list of str
+        One entry per predecessor; empty at a first decision.
+
+    Raises
+    ------
+    ValueError
+        For a row out of range.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> structure = deviation_structure(kuhn, "tips")
+    >>> rows = [r for r in range(structure.num_rows) if kuhn.infoset_keys[structure.row_infoset[r]] == "J|pb"]
+    >>> [describe_row(kuhn, structure, r) for r in rows]
+    [["play pass at 'J|'"], ["pass instead of bet at 'J|'"], ["follow at 'J|'"]]
+    """
+    if isinstance(row, (bool, np.bool_)) or not isinstance(row, (int, np.integer)) \
+            or not 0 <= row < structure.num_rows:
+        raise ValueError(f"row must be an integer in 0..{structure.num_rows - 1}, got {show(row)}")
     A = structure.num_actions
     infoset = int(structure.row_infoset[row])
     chosen = {int(f) // A: int(f) % A for f in structure.row_factors[row] if f != structure.one}
@@ -274,8 +435,37 @@ def describe_row(game, structure, row):
     return parts
 
 
-def describe_slot(game, structure, slot):
-    """Readable action transformation of a slot: "always Bet" or "Check -> Bet"."""
+def describe_slot(game: GameTree, structure: DeviationStructure, slot: int) -> str:
+    """Readable action transformation of a slot: "always Bet" or "Check -> Bet".
+
+    Parameters
+    ----------
+    game : GameTree
+    structure : DeviationStructure
+        Of this game.
+    slot : int
+        In 0..structure.num_slots - 1.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        For a slot out of range.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> structure = deviation_structure(kuhn, "cf_ex+in")
+    >>> [describe_slot(kuhn, structure, int(s)) for s in structure.row_active[0].nonzero()[0]]
+    ['always pass', 'always bet', 'pass -> bet', 'bet -> pass']
+    """
+    if isinstance(slot, (bool, np.bool_)) or not isinstance(slot, (int, np.integer)) \
+            or not 0 <= slot < structure.num_slots:
+        raise ValueError(f"slot must be an integer in 0..{structure.num_slots - 1}, got {show(slot)}")
     A, names = structure.num_actions, game.action_names
     if structure.has_external and slot < A:
         return f"always {names[slot]}"

@@ -1,49 +1,70 @@
-"""Extensive-form regret minimization (EFR), exact and vectorized.
+r"""Extensive-form regret minimization (EFR), exact and vectorized.
 
 Morrill, D'Orazio, Lanctot, Wright, Bowling and Greenwald (2021), "Efficient Deviation Types and
-Learning for Hindsight Rationality in Extensive-Form Games" (ICML). The definitions follow
-``shared/EFR.md``; `labkit.efr.deviations` builds the (infoset, transformation sequence) rows.
+Learning for Hindsight Rationality in Extensive-Form Games" (ICML), in the notation of chapter 6;
+`labkit.efr.deviations` builds the (infoset, transformation sequence) rows.
 
-One round, for every learning player i against a profile pi^t:
+One round, for every learning player i against a profile :math:`\pi^t`:
 
-1. Counterfactual action values q_I(a) of every decision point I of i (one tree pass), and the
-   set of decision points the other players and chance reach with positive probability.
+1. Counterfactual action values :math:`q_I(a)` of every decision point I of i (one tree pass),
+   and the set of decision points the other players and chance reach with positive probability.
 2. Immediate regrets of the action transformations at I:
-   external "every action becomes b": rho = q_I(b) - <pi(I), q_I>;
-   internal "a becomes b":           rho = pi(a | I) (q_I(b) - q_I(a)).
-3. Cumulative regrets, one per (I, sequence s, transformation phi):
-   R_I[s, phi] += w_I(s; pi_i^t) rho_I(phi)    (plain sums, no floor).
+
+   .. math::
+
+      \rho_I(\text{every action} \to b) = q_I(b) - \langle \pi(I), q_I \rangle, \qquad
+      \rho_I(a \to b) = \pi(a \mid I)\,\bigl(q_I(b) - q_I(a)\bigr).
+
+3. Cumulative regrets, one per (I, sequence s, transformation :math:`\phi`), plain sums with no
+   floor: :math:`R_I[s, \phi] \mathrel{+}= w_I(s; \pi_i^t)\, \rho_I(\phi)`.
 4. Top-down over i's own depth (the weights use the *new* strategy at the predecessors):
-   y_phi = sum_s w_I(s; pi_i^{t+1}) max(R_I[s, phi], 0), and pi_i^{t+1}(I) = the regret-matching
-   fixed point of sigma -> (1/z) sum_phi y_phi phi(sigma) (`labkit.efr.fixed_point`). Decision
-   points not reached by the others keep their strategy.
+
+   .. math:: y_\phi = \sum_s w_I(s; \pi_i^{t+1}) \max(R_I[s, \phi], 0),
+
+   and :math:`\pi_i^{t+1}(I)` is the regret-matching fixed point of
+   :math:`\sigma \mapsto \frac{1}{z} \sum_\phi y_\phi\, \phi(\sigma)`
+   (`labkit.efr.fixed_point`). Decision points not reached by the others keep their strategy.
 
 With deviations="cf" every weight is 1 and only external transformations exist: EFR is vanilla
 CFR with simultaneous updates.
 
 Exact ties (with fixed_point="exact", the default): as in `labkit.regret`, an immediate regret
-within TIE_TOLERANCE of its bound pi_{-i}(I) max_z |u_i(z)| is set to exactly 0, every row keeps
-the cumulative bound sum_t w_I(s; pi^t) pi_{-i}^t(I) max_z |u_i(z)| of its regrets, and a
-cumulative regret counts as positive in y_phi only above TIE_TOLERANCE times that bound. So
-EFR("cf") and CFR make the same decisions at exact ties (and match exact rational arithmetic).
-"lstsq" and "paper" keep the rounding residues: they exist to show (and, for "paper", replay)
-what the authors' floating point does.
+within TIE_TOLERANCE of its bound :math:`\pi_{-i}(I) \max_z |u_i(z)|` is set to exactly 0, every
+row keeps the cumulative bound :math:`\sum_t w_I(s; \pi^t)\, \pi_{-i}^t(I) \max_z |u_i(z)|` of
+its regrets, and a cumulative regret counts as positive in :math:`y_\phi` only above TIE_TOLERANCE
+times that bound. So EFR("cf") and CFR make the same decisions at exact ties (and match exact
+rational arithmetic). "lstsq" and "paper" keep the rounding residues: they exist to show (and, for
+"paper", replay) what the authors' floating point does.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from labkit.efr.deviations import describe_row, describe_slot, deviation_structure, parse_deviation_type
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from labkit._messages import show
 from labkit.efr import paper_numerics
+from labkit.efr.deviations import (DeviationType, describe_row, describe_slot, deviation_structure,
+                                   parse_deviation_type)
 from labkit.efr.fixed_point import FIXED_POINT_RULES, transformation_fixed_point
-from labkit.evaluate import edge_probabilities, policy_array
+from labkit.evaluate import PolicyLike, edge_probabilities, policy_array
 from labkit.policy import TabularPolicy, infoset_own_reach, normalize_rows
 from labkit.regret import TIE_TOLERANCE, clean_ties
 from labkit.solver import Solver
 
+if TYPE_CHECKING:
+    from labkit.games import GameLike
+
 
 class EFR(Solver):
-    """Extensive-form regret minimization with one deviation type, for every player.
+    r"""Extensive-form regret minimization with one deviation type, for every player.
+
+    Each round every player's cumulative regrets for the type's (memory, transformation) pairs
+    grow by the round's immediate regrets weighted by the memory's probability, and its new
+    strategy is the fixed point of the positive-regret-weighted transformations (module
+    docstring). Its regret for every deviation of the type grows as
+    :math:`O(\sqrt{T})` (Theorem 1 of the paper; `labkit.hindsight.theorem1_bound`).
 
     Parameters
     ----------
@@ -75,16 +96,43 @@ class EFR(Solver):
         in round t + 1.
     regrets : (num_rows, num_slots) array
         Cumulative regrets, one row per (infoset, transformation sequence) of `structure`.
+    structure : DeviationStructure
+        The rows and slots of the type on this game (`labkit.efr.deviation_structure`).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown deviation type or fixed point, or a `record_profiles` that is not a bool.
+    ImportError
+        With fixed_point="paper", when the compiler or Eigen's headers are missing.
+
+    References
+    ----------
+    D. Morrill, R. D'Orazio, M. Lanctot, J. R. Wright, M. Bowling and A. R. Greenwald (2021),
+    "Efficient deviation types and learning for hindsight rationality in extensive-form games", ICML.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> efr = lk.EFR("kuhn_poker", deviations="tips")
+    >>> _ = efr.run(50)
+    >>> round(lk.nash_conv(efr.game, efr.average_policy()), 4)
+    0.0712
+    >>> len(efr.profiles), efr.structure.num_rows
+    (51, 18)
     """
 
-    def __init__(self, game, deviations="cf", record_profiles: bool = True, fixed_point: str = "exact"):
+    def __init__(self, game: GameLike, deviations: DeviationType | str = "cf", record_profiles: bool = True,
+                 fixed_point: str = "exact"):
         super().__init__(game)
-        if fixed_point not in FIXED_POINT_RULES:
+        if not isinstance(fixed_point, str) or fixed_point not in FIXED_POINT_RULES:
             raise ValueError(f"fixed_point must be one of {FIXED_POINT_RULES}, got {fixed_point!r}")
         self.fixed_point = fixed_point
         if fixed_point == "paper":
             from labkit.efr.eigen import require
             require()               # fail here, naming what to install, not in the first update
+        if not isinstance(record_profiles, (bool, np.bool_)):
+            raise TypeError(f"record_profiles must be True or False, got {show(record_profiles)}")
         self.record_profiles = bool(record_profiles)
         self.deviations = parse_deviation_type(deviations)
         self.structure = deviation_structure(self.game, self.deviations)
@@ -102,54 +150,104 @@ class EFR(Solver):
         self._external_offset = 0 if st.has_external else None
         self._internal_offset = st.internal_offset if st.has_internal else None
         self._player_infosets = [g.infoset_player == p for p in range(g.num_players)]
-        self._weights = {}              # player -> time-selection weights of its rows, current strategy
+        self._weights: dict[int, np.ndarray] = {}    # player -> time-selection weights of its rows, current strategy
         self._player_rows = {p: slice(b[0][0].start, b[-1][0].stop) if b else slice(0, 0)
                              for p, b in st.blocks.items()}
 
     # ------------------------------------------------------------------ policies
     @property
-    def _probs(self):
+    def _probs(self) -> np.ndarray:
         """The current profile, a (num_infosets, num_actions) view of the flat strategy vector."""
         g = self.game
         return self._flat[:-1].reshape(g.num_infosets, g.num_actions)
 
     def current_policy(self) -> TabularPolicy:
-        """The profile played in the next round (a copy)."""
+        """The profile played in the next round (a copy).
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> efr = lk.EFR("kuhn_poker", deviations="cf")
+        >>> print(efr.step().current_policy().probs[:3].round(3))
+        [[0. 1.]
+         [0. 1.]
+         [0. 1.]]
+        """
         return TabularPolicy(self.game, self._probs.copy(), check=False)
 
     def average_policy(self) -> TabularPolicy:
-        """The reach-weighted average of the profiles played so far (rounds 1..T),
+        r"""The reach-weighted average of the profiles played so far (rounds 1..T),
 
-            avg(a | I) = sum_t x_i^t(I) pi^t(a | I) / sum_t x_i^t(I),
+        .. math:: \bar\pi(a \mid I) = \frac{\sum_t x_i^t(I)\, \pi^t(a \mid I)}{\sum_t x_i^t(I)},
 
-        x_i^t(I) being the acting player's own reach of I; uniform where that sum is 0. Every
-        call of `update` adds the profile it started from, for all players (rows of players that
-        do not learn stay what they were). EFR itself plays the current profile; the average is
-        what converges to a Nash equilibrium in two-player zero-sum games, for every type whose
+        :math:`x_i^t(I)` being the acting player's own reach of I; uniform where that sum is 0.
+        Every call of `update` adds the profile it started from, for all players (rows of players
+        that do not learn stay what they were). EFR itself plays the current profile; the average
+        is what converges to a Nash equilibrium in two-player zero-sum games, for every type whose
         deviations include the counterfactual ones (all but "act" and "act_in").
+
+        Returns
+        -------
+        TabularPolicy
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> efr = lk.EFR("kuhn_poker", deviations="cf")
+        >>> _ = efr.run(100)
+        >>> round(lk.nash_conv(efr.game, efr.average_policy()), 4)
+        0.0513
         """
         return TabularPolicy(self.game, normalize_rows(self.game, self._average_numerator), check=False)
 
     # ------------------------------------------------------------------ learning
-    def step(self):
-        """One round of simultaneous self-play: every player updates against the current profile."""
+    def step(self) -> EFR:
+        """One round of simultaneous self-play: every player updates against the current profile.
+
+        Returns
+        -------
+        EFR
+            self.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> efr = lk.EFR("kuhn_poker", deviations="bps")
+        >>> efr.step().step().iteration
+        2
+        """
         # the learner's own profile needs no validation (and with the authors' numerics it may
         # leave the simplex by the solver's rounding, see `update`)
         return self._update_unchecked(self._probs.copy())
 
-    def update(self, opponents, players=None):
-        """One round for `players` (default: all): player p's regrets are those of the profile in
-        which p plays its own current strategy and every other seat plays `opponents`.
+    def update(self, opponents: PolicyLike, players: Iterable[int] | None = None) -> EFR:
+        """One round for `players` (default: all) against a fixed profile.
+
+        Player p's regrets are those of the profile in which p plays its own current strategy and
+        every other seat plays `opponents` (the fixed regime of the paper's experiments,
+        `labkit.experiments.efr_tournament`).
 
         Parameters
         ----------
         opponents : TabularPolicy or (num_infosets, num_actions) array
-            A joint profile; only the rows of players other than p matter for p.
+            A joint profile of this game; only the rows of players other than p matter for p.
         players : iterable of int, optional
+            Distinct players of the game.
 
         Returns
         -------
-        self
+        EFR
+            self.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a profile that is not a valid policy of this game (naming the first bad infoset),
+            or players that are not the game's or repeat.
 
         Notes
         -----
@@ -159,6 +257,16 @@ class EFR(Solver):
         TIPS against ACT_IN's self-play in goofspiel(5, descending), round 23, sum 1.00215).
         `update` still validates `opponents`; the experiment runner feeds such profiles back
         through the internal `_update_unchecked`, which is what the authors' runs do.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> efr = lk.EFR("kuhn_poker", deviations="cf")
+        >>> always_bet = lk.TabularPolicy.pure(efr.game, {key: 1 for key in efr.game.infoset_keys})
+        >>> print(efr.update(always_bet, players=[0]).current_policy().probs[:3])     # J|, Q|, K|
+        [[1. 0.]
+         [0. 1.]
+         [0. 1.]]
         """
         opponents = np.array(policy_array(self.game, opponents, "opponents"), dtype=float)
         return self._update_unchecked(opponents, players)
@@ -168,7 +276,7 @@ class EFR(Solver):
     # (benchmarks/bench_efr_round.py, tests/test_efr_paper_round.py)
     _fused_paper_round = True
 
-    def _update_unchecked(self, opponents, players=None):
+    def _update_unchecked(self, opponents: np.ndarray, players: Iterable[int] | None = None) -> EFR:
         """`update` for a (num_infosets, num_actions) float array taken as it is (no validation):
         for the learner's own profiles and the experiment runner's replays (`update`, Notes)."""
         g, st = self.game, self.structure
@@ -244,14 +352,14 @@ class EFR(Solver):
             self._weights[p] = new_weight
         return self._end_round()
 
-    def _end_round(self):
+    def _end_round(self) -> EFR:
         self.iteration += 1
         if not self.record_profiles:
             self.profiles.clear()
         self.profiles.append(self._probs.copy())
         return self
 
-    def _paper_round(self, opponents, players):
+    def _paper_round(self, opponents: np.ndarray, players: list[int]) -> EFR:
         """`_update_unchecked` with fixed_point="paper": the same steps, each player's blocks
         in one compiled call (`paper_numerics.player_update`), the same bits."""
         g, st = self.game, self.structure
@@ -260,7 +368,7 @@ class EFR(Solver):
         opponents = np.ascontiguousarray(opponents, dtype=float)
         if self.__dict__.get("_paper_plans") is None:
             self._paper_plans = {p: paper_numerics.PlayerPlan(g, st, p) for p in range(g.num_players)}
-            self._paper_scratch = {}
+            self._paper_scratch: dict[Any, Any] = {}
         # 1. counterfactual values of every learning player, collected in one set of arrays
         q = np.zeros(g.legal_mask.shape)
         own_value = np.zeros(g.num_infosets)
@@ -281,27 +389,55 @@ class EFR(Solver):
             self._weights[p] = new_weight
         return self._end_round()
 
-    def _row_weights(self, rows):
+    def _row_weights(self, rows: slice) -> np.ndarray:
         """Time-selection weights w_I(s; pi) of a slice of rows under the current strategy."""
         factors = self._flat[self.structure.row_factors[rows]]
         if self.fixed_point == "paper":
             return paper_numerics.sequential_products(factors)
         return factors.prod(axis=1)
 
-    def regret_table(self, key):
-        """The cumulative regrets of the infoset `key`, one entry per (memory, transformation):
-        a list of (memory description, transformation description, regret), largest regret first."""
+    def regret_table(self, key: str) -> list[tuple[str, str, float]]:
+        """The cumulative regrets kept at one infoset, largest first.
+
+        Parameters
+        ----------
+        key : str
+            An infoset key of the game.
+
+        Returns
+        -------
+        list of (str, str, float)
+            (memory description, transformation description, regret), one entry per (memory,
+            transformation) pair; empty at an infoset with one legal action.
+
+        Raises
+        ------
+        KeyError
+            If the game has no infoset `key`.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> efr = lk.EFR("kuhn_poker", deviations="cfps")
+        >>> _ = efr.run(10)
+        >>> for memory, change, regret in efr.regret_table("J|pb"):
+        ...     print(f"{memory:20s} {change:12s} {regret:+.3f}")
+        play pass at 'J|'    bet -> pass  +0.083
+        follow at 'J|'       bet -> pass  +0.042
+        follow at 'J|'       pass -> bet  -1.629
+        play pass at 'J|'    pass -> bet  -2.129
+        """
         g, st = self.game, self.structure
         infoset = g.infoset_index(key)
         rows = np.flatnonzero(st.row_infoset == infoset)
         table = []
         for row in rows:
-            memory = "; ".join(describe_row(g, st, row)) or "(first decision)"
+            memory = "; ".join(describe_row(g, st, int(row))) or "(first decision)"
             for slot in np.flatnonzero(st.row_active[row]):
-                table.append((memory, describe_slot(g, st, slot), float(self.regrets[row, slot])))
+                table.append((memory, describe_slot(g, st, int(slot)), float(self.regrets[row, slot])))
         return sorted(table, key=lambda entry: -entry[2])
 
-    def _tree_pass(self, profile, player):
+    def _tree_pass(self, profile: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
         """Counterfactual action values of `player`'s infosets and the others' reach of each of them.
 
         Sequence form: c(I, a) sums pi_-i(z) u_i(z) over the terminals z whose last own action is
@@ -321,13 +457,13 @@ class EFR(Solver):
         q = np.bincount(paths["terminal_seq"], weights=terminal_reach * paths["terminal_payoff"],
                         minlength=size + 1)[1:]
         flat_probs = profile.reshape(-1)
-        for rows, parent_seq, row_seqs in paths["levels"]:
+        for _rows, parent_seq, row_seqs in paths["levels"]:
             own_value = (flat_probs[row_seqs] * q[row_seqs]).sum(axis=1)
             q += np.bincount(parent_seq, weights=own_value, minlength=size)
         others_reach = np.bincount(paths["decision_infoset"], weights=decision_reach, minlength=g.num_infosets)
         return q.reshape(g.num_infosets, A), others_reach
 
-    def _paths(self, player):
+    def _paths(self, player: int) -> dict[str, Any]:
         """Per-player index tables for `_tree_pass`, cached on the game."""
         g = self.game
         cache = g.__dict__.setdefault("_efr_path_cache", {})
@@ -363,7 +499,7 @@ class EFR(Solver):
         }
         return cache[player]
 
-    def _others_edges(self, paths, player):
+    def _others_edges(self, paths: np.ndarray, player: int) -> np.ndarray:
         """Drop `player`'s own edges from padded paths (they contribute a factor 1 to pi_-i) and
         the columns left empty, so the reach products touch only chance's and the others' moves."""
         g = self.game
@@ -376,7 +512,7 @@ class EFR(Solver):
         width = max(1, int((kept != H).sum(axis=1).max(initial=0)))
         return np.ascontiguousarray(kept[:, :width])
 
-    def _immediate_regrets(self, q, probs):
+    def _immediate_regrets(self, q: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """(I, S): rho_I(phi) for every transformation slot (0 on illegal ones)."""
         g, st = self.game, self.structure
         A = g.num_actions
@@ -391,10 +527,12 @@ class EFR(Solver):
             parts.append(swap.reshape(g.num_infosets, A * A))
         return np.concatenate(parts, axis=1)
 
-    def _check_players(self, players):
+    def _check_players(self, players: Iterable[int] | None) -> list[int]:
         n = self.game.num_players
         if players is None:
             return list(range(n))
+        if isinstance(players, (str, bytes)) or not isinstance(players, Iterable):
+            raise TypeError(f"players must be an iterable of player numbers in 0..{n - 1}, got {show(players)}")
         players = list(players)
         for p in players:
             self.game.check_player(p)
@@ -402,5 +540,5 @@ class EFR(Solver):
             raise ValueError(f"players must not repeat, got {players}")
         return players
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"EFR({self.game.name}, deviations={self.deviations.value!r}, iteration={self.iteration})"

@@ -1,7 +1,8 @@
 """Command line: ``python -m labkit.experiments efr --game leduc_poker --regime fixed --rounds 500``.
 
 Prints the table in the paper's units (Leduc in milli-big-blinds, goofspiel in win %) with the
-avg column and avg row, and optionally writes JSON (per-round values), CSV (means) and a heatmap.
+avg column and avg row, and optionally writes JSON (the description) with NPZ (per-round values), CSV
+(means) and a heatmap.
 ``--workers N`` sets the number of processes (1 = serial); ``--scheduler ADDRESS`` sends the work
 to a running Dask cluster instead (``dask scheduler`` / ``dask worker ADDRESS`` on the machines).
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from labkit._cli import add_version, at_least as _at_least
 from labkit.experiments.games import PAPER_GAMES, paper_variants, resolve_game
@@ -22,7 +24,7 @@ from labkit.experiments.results import UNITS
 from labkit.experiments.tournament import REGIMES, efr_tournament
 
 
-def _variant(text):
+def _variant(text: str) -> str:
     """An argparse type: an EFR deviation type's name ("tips", "CF_EX+IN", ...)."""
     from labkit.efr.deviations import DEVIATION_NAMES, parse_deviation_type
     try:
@@ -32,7 +34,19 @@ def _variant(text):
                                          + ", ".join(DEVIATION_NAMES)) from None
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser (``python -m labkit.experiments --help``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["efr", "--game", "kuhn_poker", "--rows", "CF", "tips", "--rounds", "3"])
+    >>> args.game, args.rows, args.rounds, args.regime
+    ('kuhn_poker', ['cf', 'tips'], 3, 'fixed')
+    """
     parser = argparse.ArgumentParser(prog="python -m labkit.experiments",
                                      description="The EFR paper's experiments (Morrill et al., 2021).")
     add_version(parser, "labkit.experiments")
@@ -63,7 +77,8 @@ def build_parser():
                           "printed decimal), 'exact' labkit's exact fixed point, 'lstsq' numpy's "
                           "least squares")
     efr.add_argument("--out", default=None, metavar="PATH.json",
-                     help="write the result as JSON (per-round values) and the means as CSV beside it")
+                     help="write the result as JSON, its per-round values as PATH.npz and the means "
+                          "as PATH.csv beside it")
     efr.add_argument("--heatmap", default=None, metavar="PATH.png", help="save a heatmap of the table")
     efr.add_argument("--units", choices=list(UNITS), default=None,
                      help="table units (default: mbb for Leduc, win%% for goofspiel, else raw)")
@@ -74,9 +89,33 @@ def build_parser():
     return parser
 
 
-def check_efr_arguments(parser, args):
-    """Load the game and the numerics before anything runs; a problem is a usage error naming
-    the argument. Returns the game spec to run."""
+def check_efr_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """Load the game and the numerics before anything runs.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        From `build_parser`; its ``error`` reports a problem as a usage error (exit status 2).
+    args : argparse.Namespace
+        The parsed "efr" arguments.
+
+    Returns
+    -------
+    str
+        The game spec to run.
+
+    Raises
+    ------
+    SystemExit
+        With status 2 and a message naming the argument, for a game that cannot be loaded,
+        repeated rows or columns, or paper numerics that cannot be built.
+
+    Examples
+    --------
+    >>> parser = build_parser()
+    >>> check_efr_arguments(parser, parser.parse_args(["efr", "--game", "goofspiel5_2p", "--fixed-point", "exact"]))
+    'goofspiel(num_cards=5,players=2,points_order=ascending,imp_info=True)'
+    """
     from labkit.experiments.tournament import load_game
     spec = resolve_game(args.game)
     try:
@@ -97,8 +136,30 @@ def check_efr_arguments(parser, args):
     return spec
 
 
-def estimate(args, spec):
-    """Predicted seconds of the run described by `args` (a few timed updates per variant)."""
+def estimate(args: argparse.Namespace, spec: str) -> tuple[float, int]:
+    """Predicted seconds of the run described by `args` (a few timed updates per variant).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed "efr" arguments.
+    spec : str
+        The game spec (`check_efr_arguments`).
+
+    Returns
+    -------
+    seconds : float
+    workers : int
+        The number of processes the prediction assumes.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["efr", "--game", "kuhn_poker", "--rows", "cf", "--rounds", "10",
+    ...                                   "--workers", "1", "--fixed-point", "exact"])
+    >>> seconds, workers = estimate(args, "kuhn_poker")
+    >>> seconds > 0, workers
+    (True, 1)
+    """
     import functools
     from labkit.experiments.estimate import measure_costs, predict_seconds
     from labkit.experiments.tournament import efr_learner
@@ -116,8 +177,28 @@ def estimate(args, spec):
     return predict_seconds(costs, rows, columns, args.regime, args.rounds, workers) + extra / workers, workers
 
 
-def run_efr(args):
-    """Run one tournament as described by parsed `args`; returns the TournamentResult."""
+def run_efr(args: Any) -> Any:
+    """Run one tournament as described by parsed `args`, writing the files it asks for.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed "efr" arguments, with ``argv`` (the command line, for the result's metadata).
+
+    Returns
+    -------
+    TournamentResult
+
+    Examples
+    --------
+    >>> argv = ["efr", "--game", "kuhn_poker", "--rows", "cf", "bps", "--rounds", "3", "--workers", "1",
+    ...         "--fixed-point", "exact", "--quiet"]
+    >>> args = build_parser().parse_args(argv)
+    >>> args.argv = argv
+    >>> run_efr(args).metadata["command"].split(" --")
+    ['python -m labkit.experiments efr', 'game kuhn_poker', 'rows cf bps', 'rounds 3', 'workers 1', 'fixed-point exact',
+     'quiet']
+    """
     executor, client = args.workers, None
     if args.scheduler:
         from distributed import Client
@@ -145,11 +226,31 @@ def run_efr(args):
     return result
 
 
-def _quote(arg):
+def _quote(arg: str) -> str:
     return f"'{arg}'" if any(ch in arg for ch in " ()=,") else arg
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
+    """The command line: parse `argv`, check it, estimate the time, run, print the table.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Default: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status (0); usage errors exit with status 2 through argparse.
+
+    Examples
+    --------
+    >>> main(["efr", "--game", "kuhn_poker", "--rows", "cf", "bps", "--rounds", "3", "--workers", "1",
+    ...       "--fixed-point", "exact", "--quiet", "--digits", "3"])       # doctest: +ELLIPSIS
+    kuhn_poker, fixed regime, mean over rounds 0..2, payoff
+    ...
+    0
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -16,21 +16,81 @@ also pays once for the first construction of each variant (what later constructi
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from labkit._messages import show
 
 
 @dataclass(frozen=True)
 class Costs:
-    """Seconds measured for one game: per learner variant, and per evaluation."""
-    build: dict         # variant -> seconds to construct one learner (its structures already cached)
-    update: dict        # variant -> seconds of one update
-    evaluate: float     # seconds of one seat-averaged value (two terminal reaches)
-    first_build: dict | None = None   # variant -> seconds of the first construction in a process
+    """Seconds measured for one game: per learner variant, and per evaluation.
+
+    Attributes
+    ----------
+    build : dict of str to float
+        Seconds to construct one learner of each variant (its structures already cached).
+    update : dict of str to float
+        Seconds of one update of each variant.
+    evaluate : float
+        Seconds of one seat-averaged value (two terminal reaches).
+    first_build : dict of str to float, optional
+        Seconds of the first construction of each variant in a process (default: `build`).
+
+    Examples
+    --------
+    >>> costs = Costs(build={"cf": 0.01}, update={"cf": 0.002}, evaluate=0.001)
+    >>> round(predict_seconds(costs, ["cf"], ["cf"], "fixed", rounds=101), 6)      # 0.01 + 100 * 0.002 + 101 * 0.001
+    0.311
+    """
+    build: dict
+    update: dict
+    evaluate: float
+    first_build: dict | None = None
 
 
-def measure_costs(game, variants, learner=None, updates: int = 2) -> Costs:
-    """Time `updates` updates (after one untimed warm-up) of each variant on `game`."""
+def measure_costs(game: Any, variants: Sequence[str], learner: Callable[..., Any] | None = None,
+                  updates: int = 2) -> Costs:
+    """Time the construction and the updates of each variant on `game`.
+
+    Each variant is built twice (the first also builds what later ones reuse) and updated
+    `updates` times after one untimed warm-up; one seat-averaged evaluation is timed `updates`
+    times.
+
+    Parameters
+    ----------
+    game : str or GameTree
+        As `labkit.experiments.load_game` reads it.
+    variants : sequence of str
+        Deviation type names (repeats are timed once).
+    learner : callable (game, name) -> learner, optional
+        Default `labkit.experiments.efr_learner`.
+    updates : int
+        Timed updates per variant (at least 1).
+
+    Returns
+    -------
+    Costs
+
+    Raises
+    ------
+    ValueError
+        For updates < 1, no variants, or an unknown game or variant.
+
+    Examples
+    --------
+    >>> costs = measure_costs("kuhn_poker", ["cf", "bps"], updates=1)
+    >>> sorted(costs.update), costs.evaluate > 0
+    (['bps', 'cf'], True)
+    """
     from labkit.experiments.tournament import _profile, _seat_values, efr_learner, load_game, terminal_reach
+    if isinstance(updates, (bool, np.bool_)) or not isinstance(updates, (int, np.integer)) or updates < 1:
+        raise ValueError(f"updates must be a positive integer, got {show(updates)}")
+    if isinstance(variants, str) or not list(variants):
+        raise ValueError(f"variants must be a non-empty sequence of deviation type names, got {show(variants)}")
     learner = learner or efr_learner
     tree = load_game(game)
     build, update = {}, {}
@@ -55,8 +115,9 @@ def measure_costs(game, variants, learner=None, updates: int = 2) -> Costs:
     return Costs(build, update, (time.perf_counter() - start) / updates, first)
 
 
-def predict_seconds(costs: Costs, rows, columns, regime: str, rounds: int, workers: int = 1) -> float:
-    """Predicted wall-clock seconds of `efr_tournament` with these costs.
+def predict_seconds(costs: Costs, rows: Sequence[str], columns: Sequence[str], regime: str, rounds: int,
+                    workers: int = 1) -> float:
+    """Predicted wall-clock seconds of `efr_tournament` with these costs (module docstring).
 
     Parameters
     ----------
@@ -75,7 +136,27 @@ def predict_seconds(costs: Costs, rows, columns, regime: str, rounds: int, worke
         max(total / workers, longest unit) + the first constructions' extra: units are
         scheduled onto workers as they free up, and each worker builds each variant's
         structures once.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For costs that are not a `Costs`, a variant without a measured cost, an unknown regime,
+        rounds < 1 or workers < 1.
+
+    Examples
+    --------
+    >>> costs = Costs(build={"cf": 0.01, "bhv": 0.05}, update={"cf": 0.002, "bhv": 0.01}, evaluate=0.001)
+    >>> round(predict_seconds(costs, ["cf", "bhv"], ["cf", "bhv"], "simultaneous", rounds=100, workers=2), 6)
+    1.448
     """
+    if not isinstance(costs, Costs):
+        raise TypeError(f"costs must be a labkit.experiments.estimate.Costs, got {type(costs).__name__}")
+    for name, value in (("rounds", rounds), ("workers", workers)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {show(value)}")
+    unmeasured = sorted({*rows, *columns} - (set(costs.build) & set(costs.update)))
+    if unmeasured:
+        raise ValueError(f"no measured cost for the variants {unmeasured}; measure_costs must time them")
     steps = max(int(rounds) - 1, 0)
     units = []
     if regime == "fixed":
@@ -105,7 +186,22 @@ def predict_seconds(costs: Costs, rows, columns, regime: str, rounds: int, worke
 
 
 def format_seconds(seconds: float) -> str:
-    """'40 s', '3.5 min', '2.1 h'."""
+    """A duration as a reader wants it: '40 s', '3.5 min', '2.1 h'.
+
+    Parameters
+    ----------
+    seconds : float
+
+    Returns
+    -------
+    str
+        Whole seconds below 90 s (at least "1 s"), minutes below 90 min, hours above.
+
+    Examples
+    --------
+    >>> format_seconds(0.2), format_seconds(40), format_seconds(210), format_seconds(7560)
+    ('1 s', '40 s', '3.5 min', '2.1 h')
+    """
     if seconds < 90:
         return f"{max(seconds, 1):.0f} s"
     if seconds < 5400:

@@ -19,6 +19,7 @@ transformations and only three learners differ (external: CF; internal: CF_IN; b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from labkit.experiments.results import default_units
 from labkit.experiments.tournament import FIGURE_E5_VARIANTS
@@ -26,7 +27,7 @@ from labkit.experiments.tournament import FIGURE_E5_VARIANTS
 TINY_HANABI_VARIANTS = ("cf", "cf_in", "cf_ex+in")
 
 
-def _goofspiel(cards, players, order):
+def _goofspiel(cards: Any, players: Any, order: Any) -> str:
     return f"goofspiel(num_cards={cards},players={players},points_order={order},imp_info=True)"
 
 
@@ -46,6 +47,12 @@ class PaperGame:
         "poker", "goofspiel", "sheriff", "bridge" or "hanabi".
     variants : tuple of str
         The rows (and columns) of its tables, in the paper's order.
+
+    Examples
+    --------
+    >>> game = paper_game("goofspiel4_3p_descending")
+    >>> game.title, game.units, game.stem("fixed")
+    ('goofspiel(4, ↓, N = 3)', 'win%', 'goofspiel4_3p_descending_fixed')
     """
 
     key: str
@@ -55,17 +62,51 @@ class PaperGame:
     variants: tuple = FIGURE_E5_VARIANTS
 
     @property
-    def units(self):
-        """The paper's units: "mbb" (Leduc), "win%" (goofspiel) or "raw"."""
+    def units(self) -> str:
+        """The paper's units: "mbb" (Leduc), "win%" (goofspiel) or "raw".
+
+        Examples
+        --------
+        >>> [g.units for g in PAPER_GAMES[:2]]
+        ['mbb', 'win%']
+        """
         return default_units(self.spec)
 
     @property
-    def players(self):
+    def players(self) -> int:
+        """The number of players (compiles the game once per process).
+
+        Examples
+        --------
+        >>> paper_game("goofspiel4_3p").players
+        3
+        """
         from labkit.experiments.tournament import load_game
         return load_game(self.spec).num_players
 
-    def stem(self, regime):
-        """File stem of the cached run, e.g. "goofspiel4_3p_descending_fixed"."""
+    def stem(self, regime: str) -> str:
+        """File stem of the cached run of one regime, e.g. "goofspiel4_3p_descending_fixed".
+
+        Parameters
+        ----------
+        regime : {"fixed", "simultaneous"}
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        ValueError
+            For another regime.
+
+        Examples
+        --------
+        >>> paper_game("leduc").stem("simultaneous")
+        'leduc_simultaneous'
+        """
+        if regime not in ("fixed", "simultaneous"):
+            raise ValueError(f"regime must be 'fixed' or 'simultaneous', got {regime!r}")
         return f"{self.key}_{regime}"
 
 
@@ -88,9 +129,27 @@ _ALIASES = {"sheriff": "sheriff", "tiny_bridge_2p": "tiny_bridge_2p", "tiny_hana
             "leduc_poker": "leduc"}
 
 
-def paper_game(name):
-    """The `PaperGame` named by its key ("goofspiel4_3p_descending"), its OpenSpiel name
-    ("sheriff") or its spec string; None for a game that is not one of the nine."""
+def paper_game(name: Any) -> PaperGame | None:
+    """The `PaperGame` named by its key, its OpenSpiel name or its spec string.
+
+    Parameters
+    ----------
+    name : str
+        A key ("goofspiel4_3p_descending"), an OpenSpiel name ("sheriff", "leduc_poker") or a
+        goofspiel spec with its parameters in any order.
+
+    Returns
+    -------
+    PaperGame or None
+        None for anything that is not one of the nine games (also for a non-string).
+
+    Examples
+    --------
+    >>> paper_game("goofspiel(points_order=random,num_cards=4,imp_info=True)").key
+    'goofspiel4_2p_random'
+    >>> paper_game("kuhn_poker") is None
+    True
+    """
     if not isinstance(name, str):
         return None
     name = name.strip()
@@ -98,10 +157,11 @@ def paper_game(name):
         return _BY_KEY[name]
     if name in _ALIASES:
         return _BY_KEY[_ALIASES[name]]
-    return _BY_SPEC.get(name) or _BY_SPEC.get(_canonical_goofspiel(name))
+    canonical = _canonical_goofspiel(name)
+    return _BY_SPEC.get(name) or (_BY_SPEC.get(canonical) if canonical is not None else None)
 
 
-def _canonical_goofspiel(spec):
+def _canonical_goofspiel(spec: str) -> str | None:
     """A goofspiel string with its parameters in the registry's order (None if not goofspiel)."""
     from labkit.games import parse_spec
     try:
@@ -114,16 +174,45 @@ def _canonical_goofspiel(spec):
     return _goofspiel(params.get("num_cards"), params.get("players", 2), params.get("points_order"))
 
 
-def resolve_game(name):
-    """The spec to load for a command-line --game: a paper game's spec when `name` names one of
-    the nine, else `name` itself (any labkit game string or "openspiel:<game string>")."""
+def resolve_game(name: str) -> str:
+    """The spec to load for a command-line --game.
+
+    Parameters
+    ----------
+    name : str
+        A paper game's key or name, any labkit game string, or "openspiel:<game string>".
+
+    Returns
+    -------
+    str
+        The paper game's spec when `name` names one of the nine, else `name` itself.
+
+    Examples
+    --------
+    >>> resolve_game("sheriff"), resolve_game("kuhn_poker")
+    ('openspiel:sheriff', 'kuhn_poker')
+    """
     game = paper_game(name)
     return game.spec if game is not None else name
 
 
-def paper_variants(game):
-    """The rows the paper shows for `game` (a key, name or spec): tiny Hanabi's three, else the
-    eleven of Figure E.5."""
+def paper_variants(game: Any) -> tuple[str, ...]:
+    """The rows the paper shows for a game: tiny Hanabi's three, else the eleven of Figure E.5.
+
+    Parameters
+    ----------
+    game : str or GameTree
+        A key, name or spec (a tree gets the eleven).
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> paper_variants("tiny_hanabi"), len(paper_variants("leduc_poker"))
+    (('cf', 'cf_in', 'cf_ex+in'), 11)
+    """
     found = paper_game(game) if isinstance(game, str) else None
     return found.variants if found is not None else FIGURE_E5_VARIANTS
 

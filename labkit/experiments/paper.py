@@ -58,10 +58,11 @@ ROUNDING_SENSITIVE = ("act_in", "csps", "tips", "tips_ex+in", "bhv")
 # simultaneous g(4,asc,3p)), win %. The column order is the one of the extracted text; the garbled
 # header suggests another, which the tournament's own numbers settle (see labkit/data/efr/README.md).
 TABLE_2 = dict(zip(TABLE_2_VARIANTS, ((52, 46, 48, 87), (56, 50, 51, 84), (57, 50, 52, 91), (58, 51, 52, 85),
-                                      (59, 51, 52, 83), (60, 51, 52, 91), (60, 51, 53, 88), (65, 51, 53, 93))))
+                                      (59, 51, 52, 83), (60, 51, 52, 91), (60, 51, 53, 88), (65, 51, 53, 93)),
+                   strict=True))
 TABLE_2_COLUMNS = (("fixed", 2), ("simultaneous", 2), ("fixed", 3), ("simultaneous", 3))
 # the first column recomputed from the authors' current data files, T = 500 (two decimals)
 TABLE_2_AUTHORS_DATA_FIXED_2P = dict(zip(TABLE_2_VARIANTS, (51.25, 56.18, 56.74, 57.98, 58.41, 59.42, 60.39,
-                                                            64.66)))
+                                                            64.66), strict=True))
 
 assert FIGURE_E5_FIXED.shape == FIGURE_E5_SIMULTANEOUS.shape == (len(FIGURE_E5_VARIANTS),) * 2

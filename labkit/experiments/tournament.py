@@ -1,11 +1,11 @@
-"""Every learner against every learner: the experiments of Morrill et al., "Efficient Deviation
+r"""Every learner against every learner: the experiments of Morrill et al., "Efficient Deviation
 Types and Learning for Hindsight Rationality in Extensive-Form Games" (ICML 2021), Figure E.5
 and Table 2.
 
 A learner is an EFR instance of one deviation type (``labkit.efr.EFR(game, deviations=name)``);
 it plays its current strategy, and ``update(opponents)`` moves every seat's strategy using the
 regrets of that seat against ``opponents`` in all other seats. The value of a learner x against
-a profile y is averaged over seats: (1/n) sum_p u_p(x_p, y_{-p}).
+a profile y is averaged over seats: :math:`\frac{1}{n} \sum_p u_p(x_p, y_{-p})`.
 
 Fixed regime (the column variant C replays its own self-play), one round t = 0..T-1:
   1. y^t = C's self-play profile at time t (C updates against itself: y^{t+1} = EFR_C(y^t)).
@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
 
 from labkit import games
-from labkit.evaluate import _reach, edge_probabilities, policy_array
+from labkit._messages import show
+from labkit.evaluate import PolicyLike, _reach, edge_probabilities, policy_array
 from labkit.experiments.executors import resolve_executor, run_units
 from labkit.experiments.results import TournamentResult
 from labkit.tree import GameTree
@@ -53,11 +56,33 @@ TABLE_2_VARIANTS = ("act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv
 
 
 # ---------------------------------------------------------------------- learners and games
-def efr_learner(game, name, fixed_point="exact"):
+def efr_learner(game: Any, name: str, fixed_point: str = "exact") -> Any:
     """The default learner: ``labkit.efr.EFR(game, deviations=name)`` (names are case-insensitive).
 
     ``functools.partial(efr_learner, fixed_point="lstsq")`` plays with the authors' floating-point
     least-squares fixed point instead of labkit's exact one (see `labkit.efr.fixed_point`).
+
+    Parameters
+    ----------
+    game : str or GameTree
+    name : str
+        A deviation type (`labkit.efr.DEVIATION_NAMES`), any case.
+    fixed_point : {"exact", "lstsq", "paper"}
+
+    Returns
+    -------
+    EFR
+        Without a record of its past profiles (the runner copies what it needs).
+
+    Raises
+    ------
+    ValueError
+        For an unknown type or fixed point.
+
+    Examples
+    --------
+    >>> efr_learner("kuhn_poker", "TIPS")
+    EFR(kuhn_poker, deviations='tips', iteration=0)
     """
     from labkit.efr import EFR
     # the runner copies the profiles it needs; the learner need not keep its history
@@ -66,13 +91,33 @@ def efr_learner(game, name, fixed_point="exact"):
 
 
 @functools.lru_cache(maxsize=8)
-def _load_openspiel(spec):
+def _load_openspiel(spec: str) -> GameTree:
     return games.from_openspiel(spec)
 
 
-def load_game(spec):
-    """A GameTree from a spec: a GameTree itself, a labkit game string, or "openspiel:<game string>"
-    for any OpenSpiel game. Strings are compiled once per process."""
+def load_game(spec: Any) -> GameTree:
+    """A GameTree from a spec; strings are compiled once per process.
+
+    Parameters
+    ----------
+    spec : str or GameTree
+        A GameTree itself, a labkit game string, or "openspiel:<game string>" for any OpenSpiel
+        game (needs OpenSpiel).
+
+    Returns
+    -------
+    GameTree
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else, an unknown game, or a game too large to compile.
+
+    Examples
+    --------
+    >>> load_game("kuhn_poker") is load_game("kuhn_poker")
+    True
+    """
     if isinstance(spec, GameTree):
         return spec
     if isinstance(spec, str) and spec.startswith("openspiel:"):
@@ -80,8 +125,30 @@ def load_game(spec):
     return games.load(spec)
 
 
-def game_spec(game):
-    """What a work unit carries: the spec string when there is one, else the tree itself."""
+def game_spec(game: Any) -> str | GameTree:
+    """What a work unit carries: the spec string when there is one, else the tree itself.
+
+    Parameters
+    ----------
+    game : str or GameTree
+        A paper game's key or name is resolved to its spec (`resolve_game`).
+
+    Returns
+    -------
+    str or GameTree
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything but a string or a tree, or a string that names no game.
+
+    Examples
+    --------
+    >>> game_spec("goofspiel5_2p")
+    'goofspiel(num_cards=5,players=2,points_order=ascending,imp_info=True)'
+    >>> game_spec(load_game("kuhn_poker"))
+    'kuhn_poker'
+    """
     if isinstance(game, str):
         from labkit.experiments.games import resolve_game
         game = resolve_game(game)     # "sheriff" -> "openspiel:sheriff", the paper's games by key
@@ -100,39 +167,82 @@ def game_spec(game):
     raise TypeError(f"game must be a game string (e.g. 'leduc_poker') or a GameTree, got {type(game).__name__}")
 
 
-def _profile(learner):
+def _profile(learner: Any) -> np.ndarray:
     """A copy of the learner's current joint profile as a (num_infosets, num_actions) array;
     a copy, because the learner may update its arrays in place afterwards."""
     policy = learner.current_policy()
     return np.array(getattr(policy, "probs", policy), dtype=float, copy=True)
 
 
-def seat_values(game, own, others):
-    """u_p(own_p, others_{-p}) for every seat p: the learner takes seat p, `others` fills the rest.
+def seat_values(game: GameTree, own: PolicyLike, others: PolicyLike) -> np.ndarray:
+    r"""The value of a learner in every seat: :math:`u_p(\text{own}_p, \text{others}_{-p})` for each p.
+
+    The learner takes seat p and `others` fills the rest.
 
     Parameters
     ----------
-    own, others : TabularPolicy or (num_infosets, num_actions) arrays (joint profiles)
+    game : GameTree
+    own, others : TabularPolicy or (num_infosets, num_actions) arrays
+        Joint profiles of the game.
 
     Returns
     -------
-    (n,) array; its mean is the seat-averaged value the tables report.
+    (n,) float array
+        Its mean is the seat-averaged value the tables report.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For profiles that are not valid policies of the game.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = load_game("kuhn_poker")
+    >>> always_bet = lk.TabularPolicy.pure(kuhn, {key: 1 for key in kuhn.infoset_keys})
+    >>> seat_values(kuhn, always_bet, lk.uniform_policy(kuhn)).round(4).tolist()
+    [0.5, 0.25]
     """
     return _seat_values(game, terminal_reach(game, own), terminal_reach(game, others))
 
 
-def terminal_reach(game, policy):
-    """(n + 1, Z) reach contributions of every player (and chance, last row) at the terminals."""
+def terminal_reach(game: GameTree, policy: PolicyLike) -> np.ndarray:
+    r"""Every player's (and chance's) contribution to the reach of every terminal.
+
+    Parameters
+    ----------
+    game : GameTree
+    policy : TabularPolicy or (num_infosets, num_actions) array
+
+    Returns
+    -------
+    (n + 1, Z) float array
+        Row p is :math:`\pi_p(z)` for the terminals z in `game.terminals` order; the last row is
+        chance's.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a policy that is not a valid policy of the game.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = load_game("kuhn_poker")
+    >>> reach = terminal_reach(kuhn, lk.uniform_policy(kuhn))
+    >>> reach.shape, round(float(reach.prod(axis=0).sum()), 12)        # the terminals' reaches sum to 1
+    ((3, 30), 1.0)
+    """
     return _terminal_reach(game, policy_array(game, policy))
 
 
-def _terminal_reach(game, probs):
+def _terminal_reach(game: GameTree, probs: np.ndarray) -> np.ndarray:
     """`terminal_reach` of a probability array taken as it is (the runner's unvalidated path,
     see `FixedUnit`)."""
     return _reach(game, edge_probabilities(game, probs))[:, game.terminals]
 
 
-def _reach_of(unit, game, probs, scratch=None):
+def _reach_of(unit: Any, game: GameTree, probs: np.ndarray, scratch: np.ndarray | None = None) -> np.ndarray:
     """Terminal reaches of a profile the unit's learner played: validated unless the unit
     replays the authors' numerics (`FixedUnit.validate_profiles`). Those runs have the paper
     mode's compiled loops loaded (fixed_point "paper"), which compute the same bits in one pass
@@ -145,7 +255,7 @@ def _reach_of(unit, game, probs, scratch=None):
     return _terminal_reach(game, probs)
 
 
-def _reach_scratch(unit, game):
+def _reach_scratch(unit: Any, game: GameTree) -> np.ndarray | None:
     """A work array for `_reach_of`, one per unit (units may run in threads), or None where the
     compiled pass is not loaded: only for the authors' numerics, and only without building the
     library here ("lstsq" needs no compiler)."""
@@ -155,7 +265,7 @@ def _reach_scratch(unit, game):
     return np.empty(game.num_histories * (game.num_players + 1))
 
 
-def _learn(unit, learner, opponents):
+def _learn(unit: Any, learner: Any, opponents: np.ndarray) -> None:
     """learner.update(opponents), or, for the authors' numerics, EFR's unvalidated update."""
     if unit.validate_profiles:
         learner.update(opponents)
@@ -163,7 +273,7 @@ def _learn(unit, learner, opponents):
         learner._update_unchecked(opponents)
 
 
-def _seat_values(game, reach_own, reach_others):
+def _seat_values(game: GameTree, reach_own: np.ndarray, reach_others: np.ndarray) -> np.ndarray:
     """sum_z pi_p^own(z) pi_{-p}^others(z) u_p(z) for every seat p, from terminal reaches."""
     payoffs = _terminal_payoffs(game)
     values = np.empty(game.num_players)
@@ -175,7 +285,7 @@ def _seat_values(game, reach_own, reach_others):
     return values
 
 
-def _terminal_payoffs(game):
+def _terminal_payoffs(game: GameTree) -> np.ndarray:
     """(n, Z) contiguous payoffs at the terminals, cached on the tree."""
     cache = game.__dict__.setdefault("_experiments_cache", {})
     if "payoffs" not in cache:
@@ -194,28 +304,78 @@ class FixedUnit:
         "lstsq"): their strategies are clipped least-squares solutions that the authors play and
         evaluate without renormalizing, and a row may sum to 1 +- 1e-3 (`labkit.efr.EFR.update`,
         Notes). The tables must evaluate exactly those strategies.
+
+    Attributes
+    ----------
+    game : str or GameTree
+        The spec string (or the tree when the game has none).
+    column : str
+        The column variant, whose self-play is replayed.
+    rows : tuple of str
+        The row variants stepped in lockstep with it.
+    rounds : int
+    learner : callable (game, name) -> learner
+
+    Examples
+    --------
+    >>> unit = FixedUnit("kuhn_poker", "cf", ("cf", "bps"), rounds=3)
+    >>> {row: values.round(4).tolist() for row, values in run_fixed_unit(unit).items()}
+    {'cf': [0.0, 0.0, 0.0], 'bps': [0.0, 0.0, 0.0]}
     """
     game: object      # spec string (or a GameTree when the game has none)
     column: str
     rows: tuple
     rounds: int
-    learner: object = efr_learner
+    learner: Callable[..., Any] = efr_learner
     validate_profiles: bool = True
 
 
 @dataclass(frozen=True)
 class PairUnit:
-    """Two fresh learners `row` and `column` learning against each other (simultaneous regime)."""
+    """Two fresh learners `row` and `column` learning against each other (simultaneous regime).
+
+    Attributes
+    ----------
+    game : str or GameTree
+    row, column : str
+        The two variants.
+    rounds : int
+    learner : callable (game, name) -> learner
+    validate_profiles : bool
+        As in `FixedUnit`.
+
+    Examples
+    --------
+    >>> row_values, column_values = run_pair_unit(PairUnit("kuhn_poker", "act_in", "cf", rounds=3))
+    >>> row_values.round(4).tolist(), column_values.round(4).tolist()
+    ([0.0, 0.0, -0.1042], [0.0, 0.0, 0.1042])
+    """
     game: object
     row: str
     column: str
     rounds: int
-    learner: object = efr_learner
+    learner: Callable[..., Any] = efr_learner
     validate_profiles: bool = True      # as in `FixedUnit`
 
 
-def run_fixed_unit(unit):
-    """{row: (rounds,) seat-averaged values of row against the column's self-play}."""
+def run_fixed_unit(unit: FixedUnit) -> dict[str, np.ndarray]:
+    """Play one unit of the fixed regime.
+
+    Parameters
+    ----------
+    unit : FixedUnit
+
+    Returns
+    -------
+    dict of str to (rounds,) float array
+        {row: the seat-averaged values of the row against the column's self-play, round by round}.
+
+    Examples
+    --------
+    >>> values = run_fixed_unit(FixedUnit("leduc_poker", "cf", ("act_in",), rounds=3))
+    >>> (1000 * values["act_in"]).round(1).tolist()           # milli-big-blinds
+    [0.0, -746.7, -1843.7]
+    """
     game = load_game(unit.game)
     column = unit.learner(game, unit.column)
     # a fresh row learner of the column's own variant would repeat the column's self-play
@@ -234,11 +394,27 @@ def run_fixed_unit(unit):
             for learner in rows:
                 if learner is not column:
                     _learn(unit, learner, y)
-    return dict(zip(unit.rows, values))
+    return dict(zip(unit.rows, values, strict=True))
 
 
-def run_pair_unit(unit):
-    """((rounds,) values of row against column, (rounds,) values of column against row)."""
+def run_pair_unit(unit: PairUnit) -> tuple[np.ndarray, np.ndarray]:
+    """Play one unit of the simultaneous regime.
+
+    Parameters
+    ----------
+    unit : PairUnit
+
+    Returns
+    -------
+    row_values, column_values : (rounds,) float arrays
+        The row's seat-averaged values against the column, and the column's against the row.
+
+    Examples
+    --------
+    >>> ab, ba = run_pair_unit(PairUnit("leduc_poker", "act_in", "cf", rounds=3))
+    >>> (1000 * ab).round(1).tolist(), (1000 * (ab + ba)).round(6).tolist()     # zero-sum
+    ([0.0, -746.7, -1421.6], [0.0, 0.0, 0.0])
+    """
     game = load_game(unit.game)
     a = unit.learner(game, unit.row)
     if unit.row == unit.column:
@@ -262,7 +438,7 @@ def run_pair_unit(unit):
 
 
 # ---------------------------------------------------------------------- the tournament
-def _authors_numerics(learner):
+def _authors_numerics(learner: Any) -> bool:
     """Whether `learner` is this module's EFR learner with the authors' clipped least squares
     (fixed_point "paper" or "lstsq"), whose profiles are played without renormalizing."""
     if isinstance(learner, functools.partial) and learner.func is efr_learner and not learner.args:
@@ -270,19 +446,29 @@ def _authors_numerics(learner):
     return False
 
 
-def _check_names(kind, names):
+def _check_names(kind: str, names: Any, check_types: bool = False) -> list[str]:
+    if isinstance(names, str) or not hasattr(names, "__iter__"):
+        raise TypeError(f"{kind} must be a list of variant names, got {show(names)}")
     names = list(names)
     if not names:
         raise ValueError(f"{kind} must name at least one variant")
+    if check_types:            # EFR learners: each name must be a deviation type, checked here, not in a worker
+        from labkit.efr.deviations import parse_deviation_type
+        for name in names:
+            try:
+                parse_deviation_type(name)
+            except ValueError as err:
+                raise ValueError(f"{kind}: {err}") from None
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"{kind} lists {dup} more than once")
     return names
 
 
-def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, regime="fixed", rounds=500,
-                   executor=None, *, progress=True, learner=efr_learner, rows_per_unit=None,
-                   fixed_point="exact"):
+def efr_tournament(game: Any, rows: Sequence[str] = FIGURE_E5_VARIANTS, columns: Sequence[str] = FIGURE_E5_VARIANTS,
+                   regime: str = "fixed", rounds: int = 500, executor: Any = None, *, progress: bool = True,
+                   learner: Callable[..., Any] = efr_learner, rows_per_unit: int | None = None,
+                   fixed_point: str = "exact") -> TournamentResult:
     """Play every row variant against every column variant, as in the paper's experiments.
 
     Parameters
@@ -324,12 +510,41 @@ def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, re
         ``.mean[row][col]`` (raw game units, averaged over seats and rounds),
         ``.per_round[row][col]`` ((rounds,) array), ``.table()``, ``.to_csv()``, ``.to_json()``,
         ``.heatmap()``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an unknown game, regime, variant or fixed point, rounds or rows_per_unit below 1, rows
+        or columns that repeat, or a bad executor; each names the argument.
+
+    References
+    ----------
+    D. Morrill, R. D'Orazio, M. Lanctot, J. R. Wright, M. Bowling and A. R. Greenwald (2021),
+    "Efficient deviation types and learning for hindsight rationality in extensive-form games", ICML,
+    Appendix E.
+
+    Examples
+    --------
+    >>> result = efr_tournament("leduc_poker", ["act_in", "cf"], ["act_in", "cf"], rounds=3,
+    ...                         executor="serial", progress=False)
+    >>> print(result.table())
+    leduc_poker, fixed regime, mean over rounds 0..2, milli-big-blinds
+    row \\ column  ACT_IN      CF     avg
+    ACT_IN           0.0  -863.5  -431.7
+    CF             717.9     0.0   359.0
+    avg            359.0  -431.7   -36.4
     """
     if regime not in REGIMES:
         raise ValueError(f"regime must be one of {REGIMES}, got {regime!r}")
-    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
-    rows, columns = _check_names("rows", rows), _check_names("columns", columns)
+    if isinstance(rounds, (bool, np.bool_)) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {show(rounds)}")
+    if rows_per_unit is not None and (isinstance(rows_per_unit, (bool, np.bool_))
+                                      or not isinstance(rows_per_unit, (int, np.integer)) or rows_per_unit < 1):
+        raise ValueError(f"rows_per_unit must be None or a positive integer, got {show(rows_per_unit)}")
+    if not callable(learner):
+        raise TypeError(f"learner must be a callable (game, name) -> learner, got {type(learner).__name__}")
+    rows = _check_names("rows", rows, learner is efr_learner)
+    columns = _check_names("columns", columns, learner is efr_learner)
     spec = game_spec(game)
     if learner is efr_learner:
         from labkit.efr import EFR  # noqa: F401  (fail here, not in a worker, if EFR is missing)
@@ -355,7 +570,8 @@ def efr_tournament(game, rows=FIGURE_E5_VARIANTS, columns=FIGURE_E5_VARIANTS, re
     return TournamentResult(name, regime, rounds, rows, columns, per_round, metadata)
 
 
-def _fixed(spec, rows, columns, rounds, executor, progress, learner, rows_per_unit, validate=True):
+def _fixed(spec: Any, rows: list[str], columns: list[str], rounds: int, executor: Any, progress: bool,
+           learner: Any, rows_per_unit: int | None, validate: bool = True) -> dict[str, dict[str, np.ndarray]]:
     size = len(rows) if rows_per_unit is None else int(rows_per_unit)
     if size < 1:
         raise ValueError(f"rows_per_unit must be at least 1, got {rows_per_unit!r}")
@@ -363,14 +579,15 @@ def _fixed(spec, rows, columns, rounds, executor, progress, learner, rows_per_un
     units = [FixedUnit(spec, c, chunk, rounds, learner, validate) for c in columns for chunk in chunks]
     outputs = run_units(run_fixed_unit, units, executor, progress, desc="fixed regime",
                         weights=[len(u.rows) for u in units])
-    per_round = {r: {} for r in rows}
-    for unit, out in zip(units, outputs):
+    per_round: dict[str, dict[str, np.ndarray]] = {r: {} for r in rows}
+    for unit, out in zip(units, outputs, strict=True):
         for r in unit.rows:
             per_round[r][unit.column] = out[r]
     return per_round
 
 
-def _simultaneous(spec, rows, columns, rounds, executor, progress, learner, validate=True):
+def _simultaneous(spec: Any, rows: list[str], columns: list[str], rounds: int, executor: Any, progress: bool,
+                  learner: Any, validate: bool = True) -> dict[str, dict[str, np.ndarray]]:
     # one unit per unordered pair that the table needs; a pair gives both [R][C] and [C][R]
     pairs = []
     for r in rows:
@@ -380,8 +597,8 @@ def _simultaneous(spec, rows, columns, rounds, executor, progress, learner, vali
     units = [PairUnit(spec, r, c, rounds, learner, validate) for r, c in pairs]
     weights = [1 + (r != c and c in rows and r in columns) for r, c in pairs]
     outputs = run_units(run_pair_unit, units, executor, progress, desc="simultaneous regime", weights=weights)
-    per_round = {r: {} for r in rows}
-    for (r, c), (rc, cr) in zip(pairs, outputs):
+    per_round: dict[str, dict[str, np.ndarray]] = {r: {} for r in rows}
+    for (r, c), (rc, cr) in zip(pairs, outputs, strict=True):
         if r in per_round and c in columns:
             per_round[r][c] = rc
         if c in per_round and r in columns:
@@ -389,7 +606,7 @@ def _simultaneous(spec, rows, columns, rounds, executor, progress, learner, vali
     return per_round
 
 
-def _describe(executor):
+def _describe(executor: Any) -> str:
     if executor is None:
         import os
         return f"process pool ({os.cpu_count()} workers)"
@@ -398,7 +615,7 @@ def _describe(executor):
     return type(executor).__name__
 
 
-def _version():
+def _version() -> str:
     import labkit
     return labkit.__version__
 

@@ -13,23 +13,32 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from labkit.games.base import DEFAULT_MAX_HISTORIES, GameError, compile_game, estimate_histories
+from labkit.games.base import (DEFAULT_MAX_HISTORIES, GameDefinition, GameError, GameState, compile_game,
+                               estimate_histories)
+from labkit.games.goofspiel import Goofspiel
 from labkit.games.kuhn import KuhnPoker
 from labkit.games.leduc import LeducPoker
-from labkit.games.goofspiel import Goofspiel
 from labkit.games.matrix import (MatrixGame, biased_rock_paper_scissors, climbing_game, preference_game,
                                  prisoners_dilemma, rock_paper_scissors)
 from labkit.tree import CHANCE, TERMINAL, GameTree
 
-__all__ = ["load", "from_openspiel", "parse_spec", "GameTree", "GameError", "MatrixGame", "KuhnPoker",
-           "LeducPoker", "Goofspiel", "tree_differences", "rock_paper_scissors", "biased_rock_paper_scissors", "climbing_game",
-           "prisoners_dilemma", "preference_game", "compile_game", "CHANCE", "TERMINAL", "NATIVE_GAMES",
-           "DEFAULT_MAX_HISTORIES", "estimate_histories", "names", "OPENSPIEL_GAMES"]
+if TYPE_CHECKING:
+    import pyspiel
 
-MATRIX_GAMES = {
+__all__ = ["load", "from_openspiel", "parse_spec", "GameTree", "GameError", "GameDefinition", "GameState",
+           "MatrixGame", "KuhnPoker", "LeducPoker", "Goofspiel", "tree_differences", "rock_paper_scissors",
+           "biased_rock_paper_scissors", "climbing_game", "prisoners_dilemma", "preference_game", "compile_game",
+           "CHANCE", "TERMINAL", "NATIVE_GAMES", "DEFAULT_MAX_HISTORIES", "estimate_histories", "names",
+           "OPENSPIEL_GAMES"]
+
+#: A game as `load` takes it: a game string, a compiled tree, a matrix game or a definition.
+GameLike = str | GameTree | MatrixGame | GameDefinition
+
+MATRIX_GAMES: dict[str, Any] = {
     "rock_paper_scissors": rock_paper_scissors,
     "biased_rock_paper_scissors": biased_rock_paper_scissors,
     "climbing_game": climbing_game,
@@ -38,7 +47,7 @@ MATRIX_GAMES = {
 }
 
 
-NATIVE_GAMES = {"kuhn_poker": KuhnPoker, "leduc_poker": LeducPoker, "goofspiel": Goofspiel}
+NATIVE_GAMES: dict[str, Any] = {"kuhn_poker": KuhnPoker, "leduc_poker": LeducPoker, "goofspiel": Goofspiel}
 
 # OpenSpiel games that labkit compiles and has checked position by position against OpenSpiel
 # (tests/test_openspiel_crosscheck.py, tests/test_efr_games.py); any other OpenSpiel game may
@@ -47,7 +56,7 @@ OPENSPIEL_GAMES = ("blotto", "dark_hex", "liars_dice", "sheriff", "tiny_bridge_2
 _KINDS = ("native", "matrix", "openspiel")
 
 
-def names(kind: str | None = None) -> list:
+def names(kind: str | None = None) -> list[str]:
     """The game names `load` knows, sorted: like OpenSpiel's ``pyspiel.registered_names()``.
 
     Parameters
@@ -65,6 +74,11 @@ def names(kind: str | None = None) -> list:
         as in OpenSpiel (``"kuhn_poker(players=3)"``); goofspiel needs ``num_cards`` of at most
         5 (OpenSpiel's default of 13 cards is far beyond what a whole tree can hold), and a
         game above ``max_histories`` is refused before it is compiled.
+
+    Raises
+    ------
+    ValueError
+        If `kind` is not one of the four values.
 
     Examples
     --------
@@ -84,17 +98,39 @@ def names(kind: str | None = None) -> list:
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$")
 
 
-def parse_spec(spec: str):
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split an OpenSpiel-style game string into (name, {parameter: value}).
 
+    Values are read as booleans (``True``/``False``, any case), integers, floats, or else kept as
+    strings, as OpenSpiel reads them.
+
+    Parameters
+    ----------
+    spec : str
+        ``"name"`` or ``"name(key=value,key=value,...)"``.
+
+    Returns
+    -------
+    (str, dict)
+        The game's name and its parameters.
+
+    Raises
+    ------
+    ValueError
+        If the string is not of that form.
+
+    Examples
+    --------
     >>> parse_spec("goofspiel(num_cards=4,players=3,imp_info=True)")
     ('goofspiel', {'num_cards': 4, 'players': 3, 'imp_info': True})
+    >>> parse_spec("kuhn_poker")
+    ('kuhn_poker', {})
     """
     match = _SPEC.match(spec)
     if not match:
         raise ValueError(f"cannot read the game string {spec!r}; expected e.g. 'leduc_poker(players=3)'")
     name, body = match.group(1), match.group(2)
-    params = {}
+    params: dict[str, Any] = {}
     for item in filter(None, (s.strip() for s in (body or "").split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
@@ -103,7 +139,7 @@ def parse_spec(spec: str):
     return name, params
 
 
-def _parse_value(text):
+def _parse_value(text: str) -> bool | int | float | str:
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
     try:
@@ -134,8 +170,8 @@ def _load_spec(spec: str, max_histories: int) -> GameTree:
                      "(and 'openspiel:<game string>' loads any OpenSpiel game; see labkit.games.names())")
 
 
-def load(spec, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
-    """Compile a game into a `GameTree`.
+def load(spec: GameLike, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
+    """Compile a game into a `GameTree`, the flat arrays every labkit algorithm reads.
 
     Parameters
     ----------
@@ -150,6 +186,31 @@ def load(spec, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
         The largest tree to compile (default DEFAULT_MAX_HISTORIES, 20 million: sized for a
         24 GB machine). The size is counted from the game's parameters (or estimated) before
         compiling, and a bigger game is refused with a GameError naming both numbers.
+
+    Returns
+    -------
+    GameTree
+        A `GameTree` passed in is returned as it is; a string gives the same cached object
+        every time.
+
+    Raises
+    ------
+    ValueError
+        For an unknown game name or a parameter the game does not take.
+    GameError
+        (a ValueError) For a game above `max_histories` or one labkit cannot compile.
+    TypeError
+        For an argument of another type, or a `max_histories` that is not a positive integer.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> lk.games.load("leduc_poker")
+    GameTree('leduc_poker': 2 players, 9457 histories, 936 infosets, 3 distinct actions)
+    >>> lk.games.load("kuhn_poker") is lk.games.load("kuhn_poker")
+    True
+    >>> lk.games.load("biased_rock_paper_scissors").infoset_keys
+    ['row', 'column']
     """
     if isinstance(spec, GameTree):
         return spec
@@ -165,19 +226,63 @@ def load(spec, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
                     "(e.g. 'kuhn_poker'), a MatrixGame or a game definition")
 
 
-def tree_differences(native, reference):
-    """Readable differences between two compiled trees (see labkit.games.openspiel_adapter)."""
+def tree_differences(native: GameTree, reference: GameTree) -> list[str]:
+    """Readable differences between two compiled trees; see
+    `labkit.games.openspiel_adapter.tree_differences`.
+
+    Parameters
+    ----------
+    native, reference : GameTree
+
+    Returns
+    -------
+    list of str
+        One line per difference; empty when the trees are the same game.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> tree_differences(lk.games.load("kuhn_poker"), lk.games.compile_game(lk.games.KuhnPoker()))
+    []
+    >>> tree_differences(lk.games.load("kuhn_poker"), lk.games.load("leduc_poker"))
+    ['kuhn_poker: 58 histories, leduc_poker: 9457']
+    """
     from labkit.games.openspiel_adapter import tree_differences as differences
     return differences(native, reference)
 
 
-def from_openspiel(spec_or_game, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
+def from_openspiel(spec_or_game: str | pyspiel.Game, max_histories: int = DEFAULT_MAX_HISTORIES) -> GameTree:
     """Compile an OpenSpiel game (a game string or a pyspiel.Game) into labkit's tree.
 
     Information sets are (player, information state string) pairs; their keys are OpenSpiel's
-    strings (with " (player p)" appended where two players' strings coincide). Before compiling,
-    the tree's size is estimated from random playouts and a tree above `max_histories` (see
-    `load`) is refused. Needs ``pip install open_spiel``.
+    strings (with " (player p)" appended where two players' strings coincide). Simultaneous-move
+    games are made turn-based first. Before compiling, the tree's size is estimated from random
+    playouts and a tree above `max_histories` (see `load`) is refused. Needs
+    ``pip install open_spiel``; ``load("openspiel:<game string>")`` calls this.
+
+    Parameters
+    ----------
+    spec_or_game : str or pyspiel.Game
+        E.g. ``"kuhn_poker"`` or ``"liars_dice(numdice=1)"``.
+    max_histories : int
+        The largest tree to compile.
+
+    Returns
+    -------
+    GameTree
+
+    Raises
+    ------
+    ImportError
+        If OpenSpiel is not installed.
+    ValueError
+        If OpenSpiel cannot load the game (its message is quoted), or it is too large (GameError).
+
+    Examples
+    --------
+    >>> game = from_openspiel("kuhn_poker")
+    >>> game.num_histories, game.infoset_keys[:3]
+    (58, ['0', '1', '2'])
     """
     from labkit.games.openspiel_adapter import OpenSpielDefinition
     return compile_game(OpenSpielDefinition(spec_or_game), max_histories)

@@ -1,4 +1,4 @@
-"""How a game is written down, and how it is compiled once into flat arrays.
+r"""How a game is written down, and how it is compiled once into flat arrays.
 
 A game definition is an object with
 
@@ -7,6 +7,8 @@ A game definition is an object with
     num_distinct_actions      actions are the integers 0 .. num_distinct_actions - 1
     initial_state()           the root state
     action_name(action)       a short readable name (optional)
+    count_histories(limit)    the exact number of histories, or any number above `limit` as soon as
+                              the count passes it (optional: the size guard estimates otherwise)
 
 and its states answer
 
@@ -17,42 +19,233 @@ and its states answer
     returns()                 the payoff of every player (terminal states)
     infoset_key()             what the acting player knows, as a readable string
 
-`compile_game` walks this tree once, breadth first, and returns a `GameTree` whose
-arrays every algorithm in labkit works on. Information sets are identified by the pair
-(acting player, `infoset_key()`), so two players may use the same string.
+(`GameDefinition` and `GameState` spell this out as typing protocols.) `compile_game` walks this
+tree once, breadth first, and returns a `GameTree` whose arrays every algorithm in labkit works on.
+Information sets are identified by the pair (acting player, `infoset_key()`), so two players may
+use the same string.
 
 Size guard: before walking, `compile_game` takes the number of histories from the definition's
-``count_histories()`` if it has one (labkit's own games count theirs from their parameters),
-and otherwise estimates it from random playouts (`estimate_histories`); a tree above
-`max_histories` is refused with a GameError naming the estimate and the limit, and the walk
-itself stops at the limit. The default, DEFAULT_MAX_HISTORIES = 20 million, is sized for a
-24 GB machine: compiling costs about 0.5 KB per history at its peak (3-player Leduc, 1.8 M
-histories, peaks near 1 GB), and the solvers' own arrays need room too.
+``count_histories(limit)`` if it has one (labkit's own games count theirs from their parameters or
+from one deal's betting tree, and stop counting as soon as the count passes the limit), and
+otherwise estimates it from random playouts (`estimate_histories`); a tree above `max_histories`
+is refused with a GameError naming the count or the estimate and the limit, and the walk itself
+stops at the limit. The default, DEFAULT_MAX_HISTORIES = 20 million, is sized for a 24 GB machine:
+compiling costs about 0.5 KB per history at its peak (3-player Leduc, 1.8 M histories, peaks near
+1 GB), and the solvers' own arrays need room too.
 """
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from labkit.tree import CHANCE, TERMINAL, GameTree
 
-
 DEFAULT_MAX_HISTORIES = 20_000_000
 
 
+class GameState(Protocol):
+    """One history of a game definition, as `compile_game` reads it (see the module docstring).
+
+    Examples
+    --------
+    >>> from labkit.games import KuhnPoker
+    >>> state = KuhnPoker().initial_state()          # chance deals the cards first
+    >>> state.current_player(), state.chance_outcomes()[0]
+    (-1, (0, 0.3333333333333333))
+    """
+
+    def current_player(self) -> int:
+        """A player 0..n-1, CHANCE (-1) or TERMINAL (-4).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().child(0).child(1).current_player()
+        0
+        """
+        ...
+
+    def legal_actions(self) -> Sequence[int]:
+        """The action ids the player to act may choose (a decision history).
+
+        Returns
+        -------
+        sequence of int
+            Sorted, within 0 .. num_distinct_actions - 1.
+
+        Examples
+        --------
+        >>> from labkit.games import LeducPoker
+        >>> LeducPoker().initial_state().child(0).child(1).legal_actions()      # no fold before a bet
+        [1, 2]
+        """
+        ...
+
+    def chance_outcomes(self) -> Sequence[tuple[int, float]]:
+        """The chance outcomes and their probabilities (a chance history).
+
+        Returns
+        -------
+        sequence of (int, float)
+            Probabilities summing to 1.
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().chance_outcomes()
+        [(0, 0.3333333333333333), (1, 0.3333333333333333), (2, 0.3333333333333333)]
+        """
+        ...
+
+    def child(self, action: int) -> GameState:
+        """The history after `action`, as a new state.
+
+        Parameters
+        ----------
+        action : int
+
+        Returns
+        -------
+        GameState
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().child(2).cards
+        (2,)
+        """
+        ...
+
+    def returns(self) -> Sequence[float]:
+        """Every player's payoff (a terminal history).
+
+        Returns
+        -------
+        sequence of float
+            One number per player.
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().child(0).child(1).child(0).child(0).returns()   # J vs Q, checked down
+        [-1.0, 1.0]
+        """
+        ...
+
+    def infoset_key(self) -> str:
+        """What the player to act knows, as a readable string (its information set).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().child(0).child(1).infoset_key()
+        'J|'
+        """
+        ...
+
+
+@runtime_checkable
+class GameDefinition(Protocol):
+    """A readable game that `compile_game` (and so `labkit.games.load`) compiles into a `GameTree`.
+
+    Besides these members a definition may have ``action_name(action) -> str`` and
+    ``count_histories(limit=None) -> int`` (module docstring).
+
+    Examples
+    --------
+    >>> from labkit.games import KuhnPoker, GameDefinition
+    >>> isinstance(KuhnPoker(), GameDefinition)
+    True
+    """
+
+    name: str
+    num_players: int
+    num_distinct_actions: int
+
+    def initial_state(self) -> Any:
+        """The root history, a `GameState`.
+
+        Returns
+        -------
+        GameState
+
+        Examples
+        --------
+        >>> from labkit.games import KuhnPoker
+        >>> KuhnPoker().initial_state().current_player()          # chance deals first
+        -1
+        """
+        ...
+
+
 class GameError(ValueError):
-    """A game definition that labkit cannot use (imperfect recall, inconsistent actions, too big...)."""
+    """A game definition that labkit cannot use (imperfect recall, inconsistent actions, too big...).
+
+    A subclass of ValueError, so ``except ValueError`` catches it too.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> try:
+    ...     lk.games.load("kuhn_poker(players=3)", max_histories=100)
+    ... except lk.games.GameError as err:
+    ...     print(str(err)[:62])
+    kuhn_poker(players=3) has more than 100 histories (counted unt
+    """
 
 
-def estimate_histories(definition, samples: int = 200, seed: int = 0) -> float:
-    """Knuth's (1975) unbiased estimate of the number of histories, from random playouts.
+def estimate_histories(definition: GameDefinition, samples: int = 200, seed: int = 0) -> float:
+    r"""Knuth's (1975) unbiased estimate of the number of histories, from random playouts.
 
     One playout follows uniformly random moves (chance outcomes included) from the root to a
-    terminal; with b_0, b_1, ... the branching factors it meets, it estimates the tree size as
-    1 + b_0 + b_0 b_1 + ... . The mean over `samples` playouts is the estimate. Cheap (samples x
-    depth states), exact for trees whose shape does not depend on the moves, and within a small
-    factor for the games we load (3-player Leduc: 1.89 M estimated, 1.83 M exact).
+    terminal; with :math:`b_0, b_1, \dots` the branching factors it meets, it estimates the tree
+    size as
+
+    .. math:: \hat H = 1 + b_0 + b_0 b_1 + b_0 b_1 b_2 + \cdots,
+
+    whose expectation is the number of histories. The mean over `samples` playouts is the
+    estimate. Cheap (samples x depth states), exact for trees whose shape does not depend on the
+    moves, and within a small factor for the games we load (3-player Leduc: 1.89 M estimated,
+    1.83 M exact).
+
+    Parameters
+    ----------
+    definition : GameDefinition
+        The game (not compiled).
+    samples : int
+        Number of playouts averaged.
+    seed : int
+        Seed of the playouts' random moves.
+
+    Returns
+    -------
+    float
+        The estimated number of histories.
+
+    References
+    ----------
+    D. E. Knuth (1975), "Estimating the efficiency of backtrack programs", Mathematics of
+    Computation 29(129).
+
+    Examples
+    --------
+    Kuhn poker has 58 histories; a check-check line ends sooner than a bet, so single playouts
+    vary, and their mean comes close:
+
+    >>> from labkit.games import KuhnPoker
+    >>> estimate_histories(KuhnPoker(), samples=1000)
+    57.376
     """
     rng = np.random.default_rng(seed)
     total = 0.0
@@ -72,16 +265,44 @@ def estimate_histories(definition, samples: int = 200, seed: int = 0) -> float:
     return total / samples
 
 
-def count_histories_chance_blind(definition) -> int:
-    """The exact number of histories of a game whose tree below a chance node has the same shape
-    for every outcome (cards change payoffs and information, not who may move how: Kuhn and
-    Leduc poker). Walks the tree with only the first outcome of each chance node and multiplies
-    by the number of outcomes, so it visits one deal's betting tree instead of the whole game."""
+def count_histories_chance_blind(definition: GameDefinition, limit: int | None = None) -> int:
+    """The number of histories of a game whose tree below a chance node has the same shape for
+    every outcome (cards change payoffs and information, not who may move how: Kuhn and Leduc
+    poker).
+
+    Walks the tree with only the first outcome of each chance node and multiplies by the number of
+    outcomes, so it visits one deal's betting tree instead of the whole game. With a `limit` it
+    stops as soon as the count passes it, so a game far too large is refused at once: it then
+    returns a number above `limit`, not the exact count, after visiting at most ``limit + 1``
+    states (each visited state counts at least once).
+
+    Parameters
+    ----------
+    definition : GameDefinition
+        A game with chance-independent shape.
+    limit : int, optional
+        Stop counting once the count exceeds this (None: count everything).
+
+    Returns
+    -------
+    int
+        The exact number of histories, or a number above `limit`.
+
+    Examples
+    --------
+    >>> from labkit.games import LeducPoker
+    >>> count_histories_chance_blind(LeducPoker())
+    9457
+    >>> count_histories_chance_blind(LeducPoker(players=9), limit=1000) > 1000
+    True
+    """
     total = 0
     stack = [(definition.initial_state(), 1)]
     while stack:
         state, copies = stack.pop()
         total += copies
+        if limit is not None and total > limit:
+            return total
         p = state.current_player()
         if p == TERMINAL:
             continue
@@ -93,21 +314,80 @@ def count_histories_chance_blind(definition) -> int:
     return total
 
 
-def check_size(definition, max_histories=DEFAULT_MAX_HISTORIES):
-    """The definition's number of histories (counted or estimated); GameError if above the limit."""
+def _counts_with_limit(counter: Any) -> bool:
+    """Whether a definition's ``count_histories`` takes the `limit` argument."""
+    import inspect
+
+    try:
+        return "limit" in inspect.signature(counter).parameters
+    except (TypeError, ValueError):          # a builtin or an object without a signature
+        return False
+
+
+def check_size(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HISTORIES) -> float:
+    """The definition's number of histories, counted or estimated; GameError if above the limit.
+
+    The count comes from ``definition.count_histories(limit=max_histories)`` when the definition
+    has that method (a count that stops once it passes the limit), else from
+    ``count_histories()``, else from `estimate_histories`.
+
+    Parameters
+    ----------
+    definition : GameDefinition
+    max_histories : int
+        The largest number of histories accepted (a positive integer).
+
+    Returns
+    -------
+    float
+        The count (an int) or the estimate (a float) when it is within the limit.
+
+    Raises
+    ------
+    TypeError
+        If `max_histories` is not a positive integer.
+    GameError
+        If the game has more than `max_histories` histories. When the count stopped at the
+        limit, the message gives the playout estimate as well.
+
+    Examples
+    --------
+    >>> from labkit.games import KuhnPoker
+    >>> check_size(KuhnPoker(players=3))
+    617
+    >>> check_size(KuhnPoker(players=3), max_histories=600)
+    Traceback (most recent call last):
+      ...
+    labkit.games.base.GameError: kuhn_poker(players=3) has more than 600 histories (counted until ...
+    """
     if isinstance(max_histories, bool) or not isinstance(max_histories, (int, np.integer)) or max_histories < 1:
         raise TypeError(f"max_histories must be a positive integer, got {max_histories!r}")
     counter = getattr(definition, "count_histories", None)
-    size, how = (counter(), "counted") if counter is not None else (estimate_histories(definition), "estimated")
+    if counter is None:
+        size: float = estimate_histories(definition)
+        how = "estimated"
+    elif _counts_with_limit(counter):
+        size = counter(limit=int(max_histories))
+        how = "counted"
+    else:
+        size = counter()
+        how = "counted"
     if size > max_histories:
         name = getattr(definition, "name", type(definition).__name__)
-        raise GameError(f"{name} has {size:.3g} histories ({how}); labkit compiles the whole tree and refuses "
+        if how == "counted" and _counts_with_limit(counter):
+            estimate = estimate_histories(definition)
+            amount = (f"more than {max_histories:,} histories (counted until the count passed the limit; "
+                      f"about {estimate:.3g} by random playouts)")
+        else:
+            amount = f"{size:.3g} histories ({how})"
+        raise GameError(f"{name} has {amount}; labkit compiles the whole tree and refuses "
                         f"more than max_histories={max_histories:,} (about 0.5 KB each while compiling). "
                         "Pass a larger max_histories if the machine has the memory.")
     return size
 
 
-def compile_game(definition, max_histories=DEFAULT_MAX_HISTORIES, by_deals: bool | None = None) -> GameTree:
+def compile_game(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HISTORIES,
+                 by_deals: bool | None = None) -> GameTree:
     """Expand a game definition into a `GameTree` (breadth-first order).
 
     Breadth-first order makes every depth level a contiguous block of histories and the
@@ -116,38 +396,57 @@ def compile_game(definition, max_histories=DEFAULT_MAX_HISTORIES, by_deals: bool
 
     Parameters
     ----------
-    definition : game definition (module docstring)
+    definition : GameDefinition
+        The game, written as in the module docstring.
     max_histories : int
         Refuse trees with more histories (counted, estimated, and checked during the walk).
-
     by_deals : bool, optional
         Compile labkit's own Leduc poker from one betting tree expanded over the deals
         (`labkit.games.deals`: the same GameTree, several times faster). None (default): for
         exactly `LeducPoker`; False: always walk history by history.
 
+    Returns
+    -------
+    GameTree
+        The compiled game; `labkit.games.load` caches the trees it compiles from strings,
+        `compile_game` makes a new one at every call.
+
     Raises
     ------
     GameError
-        If the tree is larger than `max_histories`, or an information set mixes histories with
+        If the tree is larger than `max_histories`, chance probabilities do not sum to 1, a
+        player id or an action id is out of range, or an information set mixes histories with
         different legal actions or breaks perfect recall (its histories disagree on the player's
         own earlier sequence).
+
+    Examples
+    --------
+    >>> from labkit.games import KuhnPoker
+    >>> compile_game(KuhnPoker())
+    GameTree('kuhn_poker': 2 players, 58 histories, 12 infosets, 2 distinct actions)
     """
     check_size(definition, max_histories)
     if by_deals is None:
         from labkit.games.leduc import LeducPoker
         by_deals = type(definition) is LeducPoker
     if by_deals:
-        return definition.compile_by_deals()
+        return cast(Any, definition).compile_by_deals()
     num_players = int(definition.num_players)
     num_actions = int(definition.num_distinct_actions)
-    parent, action, player, depth, edge_prob = [], [], [], [], []
-    returns_rows = {}
-    infoset_of_history = []
-    infoset_index = {}
-    infoset_keys, infoset_player, infoset_legal = [], [], []
+    parent: list[int] = []
+    action: list[int] = []
+    player: list[int] = []
+    depth: list[int] = []
+    edge_prob: list[float] = []
+    returns_rows: dict[int, np.ndarray] = {}
+    infoset_of_history: list[int] = []
+    infoset_index: dict[tuple[int, str], int] = {}
+    infoset_keys: list[str] = []
+    infoset_player: list[int] = []
+    infoset_legal: list[tuple[int, ...]] = []
     # the player's own last (infoset, action) before each history, per player: perfect recall check
-    own_last = []
-    infoset_parent_seq = []
+    own_last: list[tuple[int, ...]] = []
+    infoset_parent_seq: list[int] = []
 
     queue = deque([(definition.initial_state(), -1, -1, 1.0, 0, (-1,) * num_players)])
     while queue:
@@ -234,14 +533,14 @@ def compile_game(definition, max_histories=DEFAULT_MAX_HISTORIES, by_deals: bool
     )
 
 
-def _distinct_keys(keys, players):
+def _distinct_keys(keys: Sequence[str], players: Sequence[int]) -> list[str]:
     """Readable keys, one per infoset: a string that several players use gets " (player p)"."""
-    owners = {}
-    for key, p in zip(keys, players):
+    owners: dict[str, set[int]] = {}
+    for key, p in zip(keys, players, strict=True):
         owners.setdefault(key, set()).add(p)
-    return [key if len(owners[key]) == 1 else f"{key} (player {p})" for key, p in zip(keys, players)]
+    return [key if len(owners[key]) == 1 else f"{key} (player {p})" for key, p in zip(keys, players, strict=True)]
 
 
-def _action_name(definition, a):
+def _action_name(definition: Any, a: int) -> str:
     namer = getattr(definition, "action_name", None)
     return namer(a) if namer else str(a)

@@ -19,25 +19,33 @@ this way (a subclass may change the rules).
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from labkit.tree import CHANCE, TERMINAL, GameTree
 
+if TYPE_CHECKING:
+    from labkit.games.leduc import LeducPoker
+
 
 class _BettingTree:
     """The game walked with the first card at every deal: one node per betting history."""
 
-    def __init__(self, definition):
-        self.states, self.player, self.children, self.actions, self.dealt = [], [], [], [], []
-        queue = deque([(definition.initial_state(), 0)])
+    def __init__(self, definition: LeducPoker):
+        self.states: list[Any] = []
+        self.children: list[list[int]] = []
+        self.actions: list[tuple[int, ...]] = []
+        players: list[int] = []
+        dealt_cards: list[int] = []
+        queue: deque[tuple[Any, int]] = deque([(definition.initial_state(), 0)])
         while queue:
             state, dealt = queue.popleft()
             node = len(self.states)
             self.states.append(state)
-            self.dealt.append(dealt)
+            dealt_cards.append(dealt)
             p = state.current_player()
-            self.player.append(p)
+            players.append(p)
             self.children.append([])
             if p == TERMINAL:
                 self.actions.append(())
@@ -54,8 +62,8 @@ class _BettingTree:
                 self.children[node].append(len(self.states) + len(queue))
                 queue.append((child, d))
         size = len(self.states)
-        self.player = np.array(self.player, dtype=np.int64)
-        self.dealt = np.array(self.dealt, dtype=np.int64)
+        self.player = np.array(players, dtype=np.int64)
+        self.dealt = np.array(dealt_cards, dtype=np.int64)
         width = max(1, max(len(c) for c in self.children))
         # child_table[s, j]: betting node of the j-th decision child (chance: its one child, j = 0)
         self.child_table = np.full((size, width), -1, dtype=np.int64)
@@ -66,8 +74,33 @@ class _BettingTree:
         self.num_moves = np.array([len(a) for a in self.actions], dtype=np.int64)
 
 
-def compile_leduc(definition) -> GameTree:
-    """The `GameTree` of a `LeducPoker` definition, by deals (module docstring)."""
+def compile_leduc(definition: LeducPoker) -> GameTree:
+    """The `GameTree` of a `LeducPoker` definition, by deals (module docstring).
+
+    Parameters
+    ----------
+    definition : LeducPoker
+        Exactly labkit's Leduc poker, any number of players (a subclass may change the rules).
+
+    Returns
+    -------
+    GameTree
+        The tree `labkit.games.base.compile_game` builds history by history, array for array.
+
+    Raises
+    ------
+    GameError
+        If an information set breaks perfect recall (a changed `betting_view` could do that).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import labkit as lk
+    >>> by_deals = compile_leduc(lk.games.LeducPoker())
+    >>> walked = lk.games.compile_game(lk.games.LeducPoker(), by_deals=False)
+    >>> bool(np.array_equal(by_deals.returns, walked.returns)), by_deals.infoset_keys == walked.infoset_keys
+    (True, True)
+    """
     n, C, A = definition.num_players, definition.num_cards, definition.num_distinct_actions
     bt = _BettingTree(definition)
     max_dealt = int(bt.dealt.max())
@@ -133,7 +166,7 @@ def compile_leduc(definition) -> GameTree:
 
     # information sets: (betting node's view, the cards the player sees), numbered by first history
     decision = np.flatnonzero(player >= 0)
-    view = {}
+    view: dict[Any, int] = {}
     view_id = np.full(len(bt.states), -1, dtype=np.int64)
     for s in np.unique(shape[decision]):
         view_id[s] = view.setdefault(definition.betting_view(bt.states[s]), len(view))
@@ -156,12 +189,12 @@ def compile_leduc(definition) -> GameTree:
         ok = moves[:, k] >= 0
         legal_mask[np.flatnonzero(ok), moves[ok, k]] = True
     keys = [definition.deal_infoset_key(bt.states[s], row)
-            for s, row in zip(shape[first_history].tolist(), cards[first_history].tolist())]
+            for s, row in zip(shape[first_history].tolist(), cards[first_history].tolist(), strict=True)]
 
     # each player's last own sequence before every history, a level at a time
     own_last = np.full((H, n), -1, dtype=np.int64)
     edge_infoset = np.where(parent >= 0, infoset[np.maximum(parent, 0)], -1)
-    for lo, hi in zip(np.cumsum([0] + [len(s) for s in shapes[:-1]]), np.cumsum([len(s) for s in shapes])):
+    for lo, hi in zip(np.cumsum([0] + [len(s) for s in shapes[:-1]]), np.cumsum([len(s) for s in shapes]), strict=True):
         if lo == 0:
             continue
         p = parent[lo:hi]

@@ -36,27 +36,53 @@ TIE = -1                      # the "winner" of a round whose highest bid was ti
 
 
 class Goofspiel:
-    """Game definition (see `labkit.games.base`); load it with
-    ``labkit.games.load("goofspiel(num_cards=4,imp_info=True)")``.
+    """Goofspiel as a game definition (see `labkit.games.base`).
 
-    Parameters (OpenSpiel's names and defaults)
+    Load it with ``labkit.games.load("goofspiel(num_cards=4,imp_info=True)")``. The parameters
+    have OpenSpiel's names and defaults.
+
+    Parameters
     ----------
-    num_cards : int, default 13
-        N, the cards 1..N in every hand and in the prize deck.
-    players : int, default 2
-    points_order : {"random", "ascending", "descending"}, default "random"
-    imp_info : bool, default False
-        Whether the bids of the other players stay hidden (only who won is announced).
-    returns_type : {"win_loss", "point_difference", "total_points"}, default "win_loss"
-    egocentric, num_turns
-        Accepted for OpenSpiel's game strings: ``egocentric`` only changes OpenSpiel's
-        tensors, and ``num_turns`` must be -1 (as many rounds as cards).
+    num_cards : int
+        N, the cards 1..N in every hand and in the prize deck (default 13, far too many for a
+        whole tree: 4 or 5 fit).
+    players : int
+        2 to 10 players (default 2).
+    points_order : {"random", "ascending", "descending"}
+        The order of the prizes (default "random": each prize is a chance node).
+    imp_info : bool
+        Whether the bids of the other players stay hidden (only who won is announced); default
+        False.
+    returns_type : {"win_loss", "point_difference", "total_points"}
+        The payoffs (module docstring); default "win_loss".
+    egocentric : bool
+        Accepted for OpenSpiel's game strings; it only changes OpenSpiel's tensors.
+    num_turns : int
+        Must be -1 (as many rounds as cards), as in OpenSpiel's default.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range, or the tree has more than `MAX_HISTORIES` histories.
+
+    References
+    ----------
+    S. M. Ross (1971), "Goofspiel - the game of pure strategy", Journal of Applied Probability
+    8(3).
+
+    Examples
+    --------
+    >>> game = Goofspiel(num_cards=3, points_order="descending", imp_info=True)
+    >>> game.name
+    'goofspiel(num_cards=3,players=2,points_order=descending,imp_info=True,returns_type=win_loss)'
+    >>> game.count_histories()
+    67
     """
 
     MAX_HISTORIES = DEFAULT_MAX_HISTORIES       # labkit compiles the whole tree; beyond this it would not fit
 
-    def __init__(self, num_cards=13, players=2, points_order="random", imp_info=False,
-                 returns_type="win_loss", egocentric=False, num_turns=-1):
+    def __init__(self, num_cards: int = 13, players: int = 2, points_order: str = "random", imp_info: bool = False,
+                 returns_type: str = "win_loss", egocentric: bool = False, num_turns: int = -1):
         if not isinstance(num_cards, int) or isinstance(num_cards, bool) or num_cards < 1:
             raise ValueError(f"goofspiel needs num_cards >= 1, got {num_cards!r}")
         if not isinstance(players, int) or isinstance(players, bool) or not 2 <= players <= 10:
@@ -68,7 +94,8 @@ class Goofspiel:
         if not isinstance(imp_info, bool) or not isinstance(egocentric, bool):
             raise ValueError(f"imp_info and egocentric must be True or False, got {imp_info!r}, {egocentric!r}")
         if num_turns not in (-1, num_cards):
-            raise ValueError(f"labkit's goofspiel plays all {num_cards} rounds; num_turns must be -1, got {num_turns!r}")
+            raise ValueError(f"labkit's goofspiel plays all {num_cards} rounds; num_turns must be -1, "
+                             f"got {num_turns!r}")
         self.num_cards = num_cards
         self.num_players = players
         self.points_order = points_order
@@ -82,8 +109,26 @@ class Goofspiel:
             raise ValueError(f"{self.name} has {size:.3g} histories; labkit compiles the whole tree, which "
                              f"fits up to {self.MAX_HISTORIES:.0e} (e.g. num_cards <= 5 for 2 players)")
 
-    def count_histories(self):
-        """Number of histories of the turn-based tree, from the branching of each level."""
+    def count_histories(self, limit: int | None = None) -> int:
+        """Number of histories of the turn-based tree, from the branching of each level.
+
+        A product per level (no tree is walked), so it is exact and immediate whatever the size.
+
+        Parameters
+        ----------
+        limit : int, optional
+            Accepted for the size guard's protocol (`labkit.games.base.check_size`); the count
+            costs nothing, so it is always exact.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> Goofspiel(num_cards=4, points_order="ascending").count_histories()
+        1077
+        """
         total = width = 1
         for r in range(max(self.num_cards - 1, 1)):          # the last round is played automatically
             left = self.num_cards - r
@@ -93,48 +138,145 @@ class Goofspiel:
                 total += width
         return total
 
-    def initial_state(self):
+    def initial_state(self) -> GoofspielState:
+        """The root: the first prize is turned up (or, in random order, chance turns it up).
+
+        Returns
+        -------
+        GoofspielState
+
+        Examples
+        --------
+        >>> Goofspiel(num_cards=3, points_order="descending").initial_state().prizes     # the 3 first
+        (2,)
+        """
         prizes = () if self.points_order == "random" else (self._next_fixed_prize(()),)
         return GoofspielState(self, prizes=prizes, rounds=(), pending=(), winners=(),
                               points=(0,) * self.num_players)
 
-    def _next_fixed_prize(self, prizes):
+    def _next_fixed_prize(self, prizes: tuple[int, ...]) -> int:
         if not prizes:
             return 0 if self.points_order == "ascending" else self.num_cards - 1
         return prizes[-1] + (1 if self.points_order == "ascending" else -1)
 
-    def action_name(self, action):
+    def action_name(self, action: int) -> str:
+        """ "bid c" for action c - 1.
+
+        Parameters
+        ----------
+        action : int
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> Goofspiel(num_cards=3).action_name(0)
+        'bid 1'
+        """
         return f"bid {action + 1}"
 
 
 class GoofspielState:
-    """prizes: prize indices turned up so far (the last one is at stake while bids are pending);
-    rounds: the bids of every finished round, one tuple per round; pending: this round's bids
-    so far; winners: the winner of each finished round (TIE if the top bid was tied)."""
+    """One history of goofspiel.
 
-    def __init__(self, game, prizes, rounds, pending, winners, points):
+    Parameters
+    ----------
+    game : Goofspiel
+    prizes : tuple of int
+        Prize indices turned up so far (the last one is at stake while bids are pending).
+    rounds : tuple of tuples of int
+        The bids of every finished round, one tuple per round, player 0's first.
+    pending : tuple of int
+        This round's bids so far.
+    winners : tuple of int
+        The winner of each finished round (TIE, -1, if the top bid was tied).
+    points : tuple of int
+        Each player's points so far.
+
+    Examples
+    --------
+    >>> state = Goofspiel(num_cards=3, points_order="descending").initial_state().child(2).child(0)
+    >>> state.winners, state.points                       # player 0 bid 3, player 1 bid 1
+    ((0,), (3, 0))
+    """
+
+    def __init__(self, game: Goofspiel, prizes: tuple[int, ...], rounds: tuple[tuple[int, ...], ...],
+                 pending: tuple[int, ...], winners: tuple[int, ...], points: tuple[int, ...]):
         self.game, self.prizes, self.rounds, self.pending = game, prizes, rounds, pending
         self.winners, self.points = winners, points
 
-    def current_player(self):
+    def current_player(self) -> int:
+        """The next bidder, CHANCE (-1) when a random prize is turned up, or TERMINAL (-4).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> Goofspiel(num_cards=3).initial_state().current_player()           # a random first prize
+        -1
+        """
         if len(self.rounds) == self.game.num_cards:
             return TERMINAL
         if len(self.prizes) == len(self.rounds):            # no prize turned up yet this round
             return CHANCE
         return len(self.pending)
 
-    def chance_outcomes(self):
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The prizes not yet turned up, each with equal probability.
+
+        Returns
+        -------
+        list of (int, float)
+
+        Examples
+        --------
+        >>> Goofspiel(num_cards=2).initial_state().chance_outcomes()
+        [(0, 0.5), (1, 0.5)]
+        """
         left = [c for c in range(self.game.num_cards) if c not in self.prizes]
         return [(c, 1.0 / len(left)) for c in left]
 
-    def _hand(self, player):
+    def _hand(self, player: int) -> list[int]:
         spent = {bids[player] for bids in self.rounds}
         return [c for c in range(self.game.num_cards) if c not in spent]
 
-    def legal_actions(self):
+    def legal_actions(self) -> list[int]:
+        """The cards still in the bidder's hand (action c bids the card c + 1).
+
+        Returns
+        -------
+        list of int
+
+        Examples
+        --------
+        >>> state = Goofspiel(num_cards=3, points_order="ascending").initial_state().child(1).child(0)
+        >>> state.legal_actions()                             # both spent one card
+        [0, 2]
+        """
         return self._hand(len(self.pending))
 
-    def child(self, action):
+    def child(self, action: int) -> GoofspielState:
+        """The history after `action`: a prize turned up, or a bid (the last bid of a round settles it).
+
+        Parameters
+        ----------
+        action : int
+
+        Returns
+        -------
+        GoofspielState
+            A new state; this one is unchanged.
+
+        Examples
+        --------
+        >>> state = Goofspiel(num_cards=3, points_order="ascending").initial_state()
+        >>> state.child(2).child(2).winners                     # equal bids: the prize is discarded
+        (-1,)
+        """
         game = self.game
         if self.current_player() == CHANCE:
             return GoofspielState(game, self.prizes + (action,), self.rounds, (), self.winners, self.points)
@@ -150,7 +292,7 @@ class GoofspielState:
             state = state._finish_round(tuple(state._hand(p)[0] for p in range(game.num_players)))
         return state
 
-    def _finish_round(self, bids):
+    def _finish_round(self, bids: tuple[int, ...]) -> GoofspielState:
         """Award the prize at stake to the single highest bidder, then turn up the next prize."""
         game, top = self.game, max(bids)
         points, winner = list(self.points), TIE
@@ -163,7 +305,19 @@ class GoofspielState:
             prizes = prizes + (game._next_fixed_prize(prizes),)
         return GoofspielState(game, prizes, rounds, (), self.winners + (winner,), tuple(points))
 
-    def returns(self):
+    def returns(self) -> list[float]:
+        """Every player's payoff at the end, as set by the game's ``returns_type``.
+
+        Returns
+        -------
+        list of float
+
+        Examples
+        --------
+        >>> state = Goofspiel(num_cards=2, points_order="ascending").initial_state()
+        >>> state.child(1).child(0).returns()          # player 0 wins the 1, player 1 the 2
+        [-1.0, 1.0]
+        """
         n, points = self.game.num_players, self.points
         if self.game.returns_type == "total_points":
             return [float(x) for x in points]
@@ -176,9 +330,20 @@ class GoofspielState:
             return [0.0] * n
         return [1.0 / len(winners) if p in winners else -1.0 / (n - len(winners)) for p in range(n)]
 
-    def infoset_key(self):
-        """E.g. "P0 | prizes 4,3 | my bids 1 | won P1" (imp_info) or "P1 | prizes 4,3 | bids 1:2 | won P1"
-        (every finished round's bids, player 0's first); "-" stands for an empty list."""
+    def infoset_key(self) -> str:
+        """What the bidder knows, e.g. "P0 | prizes 4,3 | my bids 1 | won P1" (imp_info) or
+        "P1 | prizes 4,3 | bids 1:2 | won P1" (every finished round's bids, player 0's first);
+        "-" stands for an empty list.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> Goofspiel(num_cards=3, points_order="descending", imp_info=True).initial_state().infoset_key()
+        'P0 | prizes 3 | my bids - | won -'
+        """
         p = len(self.pending)
         prizes = ",".join(str(c + 1) for c in self.prizes)
         won = ",".join("tie" if w == TIE else f"P{w}" for w in self.winners) or "-"

@@ -13,11 +13,19 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import pyspiel
 
-def _pyspiel():
+    from labkit.policy import TabularPolicy
+    from labkit.tree import GameTree
+
+
+def _pyspiel() -> Any:
     try:
         import pyspiel
     except ImportError as err:          # pragma: no cover - depends on the environment
@@ -27,10 +35,24 @@ def _pyspiel():
 
 
 @contextlib.contextmanager
-def captured_stderr():
+def captured_stderr() -> Iterator[list[str]]:
     """Redirect the process's file descriptor 2 (where OpenSpiel's C++ code writes) to a
-    temporary file for the duration; yields a list that receives the captured text."""
-    captured = []
+    temporary file for the duration of the block.
+
+    Yields
+    ------
+    list of str
+        Empty inside the block; after it, holds the captured text (one string).
+
+    Examples
+    --------
+    >>> import os
+    >>> with captured_stderr() as captured:
+    ...     _ = os.write(2, b"from C++")
+    >>> captured
+    ['from C++']
+    """
+    captured: list[str] = []
     with tempfile.TemporaryFile(mode="w+b") as sink:
         try:
             saved = os.dup(2)
@@ -47,8 +69,36 @@ def captured_stderr():
             captured.append(sink.read().decode(errors="replace"))
 
 
-def load_openspiel_game(game):
-    """A turn-based pyspiel.Game from a game string or a pyspiel.Game, with clear errors."""
+def load_openspiel_game(game: str | pyspiel.Game) -> pyspiel.Game:
+    """A turn-based pyspiel.Game from a game string or a pyspiel.Game, with clear errors.
+
+    Parameters
+    ----------
+    game : str or pyspiel.Game
+        A simultaneous-move game is converted with ``pyspiel.convert_to_turn_based``.
+
+    Returns
+    -------
+    pyspiel.Game
+
+    Raises
+    ------
+    ImportError
+        Without OpenSpiel.
+    ValueError
+        If OpenSpiel cannot load the string (its first line of explanation is quoted).
+    TypeError
+        For anything but a string or a pyspiel.Game.
+
+    Examples
+    --------
+    >>> load_openspiel_game("goofspiel(num_cards=3)").get_type().short_name
+    'turn_based_simultaneous_game'
+    """
+    if not isinstance(game, str) and type(game).__module__.split(".")[0] != "pyspiel":
+        # refused before OpenSpiel is needed, so the message is the same with or without it
+        raise TypeError(f"spec_or_game must be an OpenSpiel game string or a pyspiel.Game, got "
+                        f"{type(game).__name__} {game!r}")
     pyspiel = _pyspiel()
     if isinstance(game, str):
         with captured_stderr():
@@ -66,9 +116,21 @@ def load_openspiel_game(game):
 
 
 class OpenSpielDefinition:
-    """Wraps a pyspiel.Game in the interface `labkit.games.base.compile_game` reads."""
+    """Wraps a pyspiel.Game in the interface `labkit.games.base.compile_game` reads.
 
-    def __init__(self, game):
+    Parameters
+    ----------
+    game : str or pyspiel.Game
+        Loaded with `load_openspiel_game`.
+
+    Examples
+    --------
+    >>> definition = OpenSpielDefinition("kuhn_poker")
+    >>> definition.name, definition.num_players, definition.num_distinct_actions
+    ('kuhn_poker()', 2, 2)
+    """
+
+    def __init__(self, game: str | pyspiel.Game):
         game = load_openspiel_game(game)
         self.os_game = game
         self.name = str(game)
@@ -76,12 +138,37 @@ class OpenSpielDefinition:
         self.num_distinct_actions = game.num_distinct_actions()
         self._root = game.new_initial_state()
 
-    def initial_state(self):
+    def initial_state(self) -> OpenSpielState:
+        """The root state, wrapped.
+
+        Returns
+        -------
+        OpenSpielState
+
+        Examples
+        --------
+        >>> OpenSpielDefinition("kuhn_poker").initial_state().current_player()
+        -1
+        """
         return OpenSpielState(self._root)
 
-    def action_name(self, a):
+    def action_name(self, a: int) -> str:
         """OpenSpiel's name of action a at the root, for the first player it is valid for (some
-        games name actions only for one player or in context; then the id)."""
+        games name actions only for one player or in context; then the id).
+
+        Parameters
+        ----------
+        a : int
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> OpenSpielDefinition("kuhn_poker").action_name(1)
+        'Bet'
+        """
         pyspiel = _pyspiel()
         with captured_stderr():
             for player in range(self.num_players):
@@ -93,29 +180,113 @@ class OpenSpielDefinition:
 
 
 class OpenSpielState:
-    def __init__(self, state):
+    """A pyspiel.State answering the questions of `labkit.games.base.GameState`.
+
+    Parameters
+    ----------
+    state : pyspiel.State
+
+    Examples
+    --------
+    >>> state = OpenSpielDefinition("kuhn_poker").initial_state().child(0).child(1)
+    >>> state.current_player(), state.infoset_key()
+    (0, '0')
+    """
+
+    def __init__(self, state: pyspiel.State):
         self.state = state
 
-    def current_player(self):
+    def current_player(self) -> int:
+        """OpenSpiel's current player: 0..n-1, -1 for chance, -4 at the end.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> OpenSpielDefinition("kuhn_poker").initial_state().current_player()
+        -1
+        """
         return self.state.current_player()
 
-    def legal_actions(self):
+    def legal_actions(self) -> list[int]:
+        """OpenSpiel's legal actions (sorted).
+
+        Returns
+        -------
+        list of int
+
+        Examples
+        --------
+        >>> OpenSpielDefinition("kuhn_poker").initial_state().child(0).child(1).legal_actions()
+        [0, 1]
+        """
         return self.state.legal_actions()
 
-    def chance_outcomes(self):
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """OpenSpiel's (action, probability) pairs at a chance node.
+
+        Returns
+        -------
+        list of (int, float)
+
+        Examples
+        --------
+        >>> OpenSpielDefinition("kuhn_poker").initial_state().chance_outcomes()[0]
+        (0, 0.3333333333333333)
+        """
         return self.state.chance_outcomes()
 
-    def child(self, action):
+    def child(self, action: int) -> OpenSpielState:
+        """The state after `action` (a new OpenSpiel state).
+
+        Parameters
+        ----------
+        action : int
+
+        Returns
+        -------
+        OpenSpielState
+
+        Examples
+        --------
+        >>> OpenSpielDefinition("kuhn_poker").initial_state().child(2).state.history()
+        [2]
+        """
         return OpenSpielState(self.state.child(action))
 
-    def returns(self):
+    def returns(self) -> list[float]:
+        """OpenSpiel's returns of every player.
+
+        Returns
+        -------
+        list of float
+
+        Examples
+        --------
+        >>> state = OpenSpielDefinition("kuhn_poker").initial_state().child(2).child(0)
+        >>> state.child(1).child(0).returns()
+        [1.0, -1.0]
+        """
         return self.state.returns()
 
-    def infoset_key(self):
+    def infoset_key(self) -> str:
+        """OpenSpiel's information state string of the acting player.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> OpenSpielDefinition("kuhn_poker").initial_state().child(2).child(0).child(1).infoset_key()
+        '0b'
+        """
         return self.state.information_state_string()
 
 
-def tree_differences(native, reference, atol=1e-12):
+def tree_differences(native: GameTree, reference: GameTree, atol: float = 1e-12) -> list[str]:
     """How two compiled trees of the same game differ (an empty list when they are the same).
 
     Both trees are breadth first with sorted actions, so equal games give equal arrays position
@@ -127,11 +298,19 @@ def tree_differences(native, reference, atol=1e-12):
     Parameters
     ----------
     native, reference : GameTree
+    atol : float
+        Absolute tolerance on chance probabilities and returns.
 
     Returns
     -------
     list of str
         One readable line per difference found.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> tree_differences(lk.games.load("kuhn_poker"), lk.games.load("openspiel:kuhn_poker"))
+    []
     """
     import numpy as np
 
@@ -171,7 +350,7 @@ def tree_differences(native, reference, atol=1e-12):
     return problems
 
 
-def _path(tree, h):
+def _path(tree: GameTree, h: int) -> list[int]:
     """The action sequence from the root to history h, e.g. [2, 0, 1]."""
     actions = []
     while tree.parent[h] >= 0:
@@ -181,16 +360,33 @@ def _path(tree, h):
 
 
 # ----------------------------------------------------------------------------- policies both ways
-def _openspiel_game(game, os_game):
+def _openspiel_game(game: GameTree, os_game: Any) -> Any:
     """`os_game` as a turn-based pyspiel.Game, loaded from the tree's name when not given."""
     return load_openspiel_game(game.name if os_game is None else os_game)
 
 
-def openspiel_states(game, os_game=None):
+def openspiel_states(game: GameTree, os_game: Any = None) -> list[pyspiel.State]:
     """One OpenSpiel state per labkit infoset (index order), reached by the same actions.
 
     labkit's native games use OpenSpiel's action ids, so replaying the actions of a labkit
     history in OpenSpiel reaches the same history; its information state names the infoset.
+
+    Parameters
+    ----------
+    game : GameTree
+    os_game : str or pyspiel.Game, optional
+        The OpenSpiel game (loaded from ``game.name`` by default).
+
+    Returns
+    -------
+    list of pyspiel.State
+        The first history of each infoset, in infoset order.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> openspiel_states(lk.games.load("kuhn_poker"))[0].history()
+    [0, 1]
     """
     os_game = _openspiel_game(game, os_game)
     states = [os_game.new_initial_state()]
@@ -204,27 +400,86 @@ def openspiel_states(game, os_game=None):
     return [found[i] for i in range(game.num_infosets)]
 
 
-def openspiel_infoset_keys(game, os_game=None):
-    """OpenSpiel's information state string of every labkit infoset (index order)."""
+def openspiel_infoset_keys(game: GameTree, os_game: Any = None) -> list[str]:
+    """OpenSpiel's information state string of every labkit infoset (index order).
+
+    Parameters
+    ----------
+    game : GameTree
+    os_game : str or pyspiel.Game, optional
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> kuhn.infoset_keys[:3], openspiel_infoset_keys(kuhn)[:3]
+    (['J|', 'Q|', 'K|'], ['0', '1', '2'])
+    """
     return [state.information_state_string() for state in openspiel_states(game, os_game)]
 
 
-def from_openspiel_policy(game, os_policy, os_game=None):
-    """An OpenSpiel policy (anything with ``action_probabilities(state)``) as a labkit TabularPolicy."""
+def from_openspiel_policy(game: GameTree, os_policy: Any, os_game: Any = None) -> TabularPolicy:
+    """An OpenSpiel policy (anything with ``action_probabilities(state)``) as a labkit TabularPolicy.
+
+    Parameters
+    ----------
+    game : GameTree
+    os_policy : open_spiel.python.policy.Policy
+        Asked once per infoset, at its first history.
+    os_game : str or pyspiel.Game, optional
+
+    Returns
+    -------
+    TabularPolicy
+        Validated like any policy made from an array.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> from open_spiel.python import policy as os_policy
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> uniform = from_openspiel_policy(kuhn, os_policy.UniformRandomPolicy(load_openspiel_game("kuhn_poker")))
+    >>> round(lk.nash_conv(kuhn, uniform), 12)            # 11/12
+    0.916666666667
+    """
     from labkit.policy import TabularPolicy
     probs = np.zeros(game.legal_mask.shape)
     for i, state in enumerate(openspiel_states(game, os_game)):
         for a, p in os_policy.action_probabilities(state).items():
             probs[i, a] = p
-    return TabularPolicy(game, probs, check=False)
+    return TabularPolicy(game, probs)
 
 
-def to_openspiel_policy(policy, os_game=None):
-    """A labkit policy as an OpenSpiel ``open_spiel.python.policy.TabularPolicy``."""
+def to_openspiel_policy(policy: TabularPolicy, os_game: Any = None) -> Any:
+    """A labkit policy as an OpenSpiel ``open_spiel.python.policy.TabularPolicy``.
+
+    Parameters
+    ----------
+    policy : TabularPolicy
+    os_game : str or pyspiel.Game, optional
+        The OpenSpiel game (loaded from the policy's game name by default).
+
+    Returns
+    -------
+    open_spiel.python.policy.TabularPolicy
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> from open_spiel.python.algorithms import exploitability
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> os_kuhn = load_openspiel_game("kuhn_poker")
+    >>> round(float(exploitability.nash_conv(os_kuhn, to_openspiel_policy(lk.uniform_policy(kuhn)))), 12)
+    0.916666666667
+    """
     from open_spiel.python import policy as os_policy_module
     game = policy.game
     os_game = _openspiel_game(game, os_game)
     result = os_policy_module.TabularPolicy(os_game)
-    for key, row in zip(openspiel_infoset_keys(game, os_game), policy.probs):
+    for key, row in zip(openspiel_infoset_keys(game, os_game), policy.probs, strict=True):
         result.policy_for_key(key)[:] = row[:os_game.num_distinct_actions()]
     return result

@@ -1,9 +1,13 @@
 """Command line: ``labkit-grade PATH... [--out DIR] [--csv FILE] [--jsonl FILE] [--feedback DIR] [--resume]
 [--json] [--timeout S] [--budget S] [--memory MIB] [--processes N] [--cpus N] [--workers N] [--exercise 27.K]
-[--instructor DIR] [--no-sandbox]``.
+[--instructor DIR] [--no-sandbox] [--roster FILE] [--lms canvas|moodle] [--gradebook FORMAT FILE]
+[--review DIR] [--manual FILE]``, and two subcommands: ``labkit-grade merge GRADES.csv manual.csv``
+(`labkit.grading.manual`) and ``labkit-grade gradescope EXERCISE OUT.zip``
+(`labkit.grading.gradescope`).
 
 Grades every .ipynb given or found under the given folders, each in its own sandbox, and prints a
-score table (or JSON). ``--out DIR`` puts every output in one folder (``grades.csv``,
+score table (or JSON); one line per notebook goes to standard error as it finishes
+(`labkit.grading.course`). ``--out DIR`` puts every output in one folder (``grades.csv``,
 ``grades.jsonl``, ``feedback/``); ``--csv``, ``--jsonl`` and ``--feedback`` choose files of their
 own. The output folder (``--out``, else the folder of the CSV, the JSON lines or the feedback
 folder) also holds the run journal (`labkit.grading.journal`), which records each notebook as it
@@ -16,10 +20,11 @@ SIGTERM) stops every sandbox, writes every finished row and the tables, and prin
 that resumes. A disk that fills up ends the run with a message naming the file that could not
 be written; the journal stays whole.
 
-The exit status is 0 when every notebook was graded, 1 when one could not be (a malformed
-notebook, a notebook of another exercise) or its grade is not final (a busy machine), 2 on a
-usage error or when no sandbox is available, 3 when an output could not be written (a full
-disk), 130 when interrupted.
+The exit status is 0 when every notebook was graded or reported as not gradable (a malformed
+notebook, a notebook of another exercise: its row says why), 1 when the grader itself failed on
+a notebook or a grade is not final (a part a busy machine could not time: ``--resume`` grades it
+again), 2 on a usage error or when no sandbox is available, 3 when an output could not be
+written (a full disk), 130 when interrupted.
 """
 from __future__ import annotations
 
@@ -73,6 +78,8 @@ def _parser():
                    help="run student code without the bubblewrap sandbox (trusted notebooks only)")
     p.add_argument("--export-nbgrader", metavar="DIR",
                    help="write the exercises as an nbgrader source folder into DIR and exit")
+    from labkit.grading import course
+    course.add_arguments(p)
     p.add_argument("--version", action="version", version=_version())
     return p
 
@@ -106,7 +113,8 @@ def _usage_error(args):
             return f"--{option}: the folder {folder} does not exist"
     if args.feedback is not None and os.path.exists(args.feedback) and not os.path.isdir(args.feedback):
         return f"--feedback {args.feedback} is a file; give a folder (it is created if missing)"
-    return None
+    from labkit.grading import course
+    return course.usage_error(args)
 
 
 def output_folder(args):
@@ -133,7 +141,16 @@ def confinement_note(memory_mib):
             f"({memory_mib} MiB of address space each), not per notebook, and the process count per user")
 
 
+SUBCOMMANDS = {"merge": ("labkit.grading.manual", "merge_main"),
+               "gradescope": ("labkit.grading.gradescope", "main")}
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SUBCOMMANDS and not os.path.exists(argv[0]):     # a folder named merge: ./merge
+        import importlib
+        module, function = SUBCOMMANDS[argv[0]]
+        return getattr(importlib.import_module(module), function)(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     from labkit.grading.material import MaterialError, load
@@ -180,7 +197,7 @@ def main(argv=None):
     note = confinement_note(args.memory)
     if note:
         print(note, file=sys.stderr)
-    return _grade(args, mat, sys.argv[1:] if argv is None else list(argv))
+    return _grade(args, mat, argv)
 
 
 SIMILARITY_NAME = "labkit-grade-similarity.csv"
@@ -262,12 +279,17 @@ def _exercises(args, mat, results):
 
 
 def _grade(args, mat, argv):
-    from labkit.grading import report
+    from labkit.grading import course, report
     from labkit.grading.grader import GradingInterrupted, finish, grade_paths, is_final
     from labkit.grading.journal import JournalBusy
     from labkit.grading.outputs import OutputError
     from labkit.grading.sandbox import MIB, Limits
     limits = Limits(memory=args.memory * MIB, processes=args.processes, cpus=args.cpus)
+    try:
+        run = course.Course(args, mat)
+    except ValueError as exc:               # a class list or manual.csv that cannot be used
+        print(f"labkit-grade: {exc}", file=sys.stderr)
+        return 2
     try:
         outputs = _Outputs(args, argv)
     except JournalBusy as exc:
@@ -276,15 +298,21 @@ def _grade(args, mat, argv):
     except OutputError as exc:
         print(f"labkit-grade: {'the disk is full: ' if exc.disk_full else ''}{exc}", file=sys.stderr)
         return OUTPUT_FAILED
+
+    def on_result(result):
+        run.on_result(result)               # hand-graded points merged, the progress line
+        outputs.add(result)
+
     executor = "serial" if args.workers == 1 else args.workers
     stopped = None
     try:
         with _terminate_as_interrupt():
             try:
                 results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor,
-                                      progress=sys.stderr.isatty(), instructor=args.instructor,
+                                      progress=False, instructor=args.instructor,
                                       sandbox=not args.no_sandbox, budget=args.budget, limits=limits,
-                                      on_result=outputs.add, journal=outputs.journal)
+                                      on_start=run.on_start, on_read=run.on_read if run.reads_first else None,
+                                      on_result=on_result, journal=outputs.journal)
             except (GradingInterrupted, OutputError) as exc:
                 stopped = exc
                 results = [r for r in finish(getattr(exc, "results", None) or [], mat) if r is not None]
@@ -294,10 +322,17 @@ def _grade(args, mat, argv):
                 stopped = stopped if isinstance(stopped, OutputError) else exc
     finally:
         outputs.close()
+        run.close()
     if args.json:
         print(json.dumps(report.json_ready(results), indent=2))
     else:
         print(report.format_table(results) if results else "", end="")
+    if stopped is None:
+        try:
+            run.finish(results)
+        except (ValueError, OSError) as exc:          # a gradebook that cannot be written as asked
+            print(f"labkit-grade: {exc}", file=sys.stderr)
+            return 2
     if args.no_sandbox:
         print(NO_SANDBOX_WARNING, file=sys.stderr)
     if isinstance(stopped, OutputError):
@@ -316,7 +351,7 @@ def _grade(args, mat, argv):
         print(f"labkit-grade: {len(unfinished)} notebooks are not graded for good (the machine was too busy, or the "
               f"grader failed on them); {outputs.resume_line() if outputs.journal else 'grade them again'}",
               file=sys.stderr)
-    return 1 if any(not report.counts(r) or not is_final(r) for r in results) else 0
+    return 1 if any(r.get("grader_failed") or not is_final(r) for r in results) else 0
 
 
 if __name__ == "__main__":

@@ -53,10 +53,13 @@ class PartResult:
 class PartSpec:
     """A hidden check: the names the part reads, its grade function, its points, the probe
     arguments at which function-valued answers are evaluated (the grader passes these into the
-    kernel, so they may differ from the public ones), and the timing of probe calls whose speed
-    is graded: ``{name: (budget_seconds, repeats)}`` -- a call slower than the budget is run
-    again, up to ``repeats`` times in all, and the fastest run is reported (see
-    `labkit.grading.reporter`)."""
+    kernel, so they may differ from the public ones), and the timing of probe calls:
+    ``{name: (budget, repeats)}``, the budget in CPU seconds per call. Every probe call is
+    measured; a timed name also has the threads that were busy with notebook code recorded, a
+    call with a fresh input (`labkit.grading.fresh`) slower than the budget runs again with
+    another input, up to ``repeats`` runs, and the fastest is reported (see
+    `labkit.grading.reporter`). The grader gives a timed part's check cell time for its calls at
+    the budget, so a budget is also how a part with heavy probes asks for time."""
     part: str
     names: tuple
     grade: Callable
@@ -182,3 +185,42 @@ class Grader:
 def close_to(a, b, tol=1e-6):
     """Equal entry by entry within an absolute tolerance."""
     return bool(np.allclose(a, b, rtol=0, atol=tol))
+
+
+# ------------------------------------------------------------------ timing and own work, as recorded
+def recorded(value, key, name=None):
+    """A list the reporter recorded beside the values (``__seconds__``, ``__wall__``, ``__fresh__``,
+    ``__busy__``; see `labkit.grading.reporter`) for `name`, or None when it did not."""
+    table = value.get(key) if isinstance(value, dict) else None
+    entry = table.get(name) if isinstance(table, dict) and name is not None else table
+    return entry if isinstance(entry, list) else None
+
+
+def cpu_seconds(value, name):
+    """CPU seconds of each probe call of `name` (None for a call that raised), or None."""
+    times = recorded(value, "__seconds__", name)
+    if times is None:
+        return None
+    return [float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None for t in times]
+
+
+def own_work_findings(value):
+    """The calls into code the part asks the student to write, as recorded (a list of
+    ``{"name", "called", "thread"[, "tampered"]}``), [] when there were none, and None when the
+    record has no such entry (a part without an own-work rule)."""
+    findings = recorded(value, "__own_work__")
+    return None if findings is None else [f for f in findings if isinstance(f, dict)]
+
+
+def own_work_gate(part, rule, grade):
+    """`grade` for a part with an `OwnWork` rule: when the record shows calls into the code the
+    part asks for, every item earns 0 and the first one's hint names the call."""
+    def graded(value):
+        items = grade(value)
+        findings = own_work_findings(value)
+        if not findings:
+            return items
+        hint = rule.summary(part, findings)
+        return [Item(item.label, 0.0, item.max_points, hint if k == 0 else "not graded: see the hint above")
+                for k, item in enumerate(items)]
+    return graded

@@ -39,10 +39,13 @@ import secrets
 import time
 from pathlib import Path
 
+from labkit.grading import lms
 from labkit.grading import material as _material
 from labkit.grading.checking import PartResult
+from labkit.grading.feedback import code_by_part
 from labkit.grading.identity import display_name, ids_for, make_id
 from labkit.grading.intake import Intake, find_notebooks, read_bytes, similar_groups, take_in, take_in_bytes
+from labkit.grading.manual import written_entries
 from labkit.grading.notebooks import NotebookError, Submission, graded_cells
 from labkit.grading.reporter import verify_record
 from labkit.grading.report import format_table, json_ready, write_csv  # noqa: F401  (public names)
@@ -90,7 +93,7 @@ def _blank_result(intake, mat):
     return {"student": intake.student, "student_id": intake.student_id, "submission_id": intake.submission_id,
             "path": _printable(intake.path), "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None,
             "score": None, "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else None,
-            "parts": [], "written": [], "error": None, "flags": list(intake.flags), "seconds": 0.0,
+            "parts": [], "written": written_entries(ex, {}) if ex else [], "error": None, "flags": list(intake.flags), "seconds": 0.0,
             "sha256": intake.sha256, "fingerprint": intake.fingerprint, "similar_to": [], "final": True,
             "cpu_seconds": None, "retried": 0}
 
@@ -129,15 +132,18 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
     -------
     dict
         ``{"student", "student_id", "submission_id", "path", "exercise", "status", "reason",
-        "score", "max_score", "parts": [...], "written": [...], "error", "flags", "seconds",
-        "sha256", "fingerprint", "similar_to", "final", "cpu_seconds", "retried"}``. ``status`` is
-        "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then ``error`` says
-        why, for the student, ``score`` is None and ``max_score`` the exercise's maximum, or
-        None when the notebook does not say which exercise it is). ``final`` is False when a
-        part could not be timed fairly on a busy machine (verdict "busy") or the grader failed;
-        ``similar_to`` (filled by `grade_paths`) names the submissions with the same answers;
-        ``cpu_seconds`` is the sandbox's CPU time (with a control group), ``retried`` the number
-        of cells run again after a busy machine stopped them.
+        "score", "max_score", "parts": [...], "written": [...], "code", "error", "flags",
+        "seconds", "sha256", "fingerprint", "similar_to", "final", "cpu_seconds", "retried"}``.
+        ``status`` is "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then
+        ``error`` says why, for the student, ``score`` is None and ``max_score`` the exercise's
+        maximum, or None when the notebook does not say which exercise it is). ``written`` lists
+        the hand-graded parts (``part``, ``answered``, ``max_points``, ``text``; see
+        `labkit.grading.manual`), ``code`` the student's answer cells per part. ``final`` is
+        False when a part could not be timed fairly on a busy machine (verdict "busy") or the
+        grader failed (then also ``"grader_failed": True``: the grader's fault, not the
+        notebook's); ``similar_to`` (filled by `grade_paths`) names the submissions with the same
+        answers; ``cpu_seconds`` is the sandbox's CPU time (with a control group), ``retried``
+        the number of cells run again after a busy machine stopped them.
     """
     mat = _material.load(instructor)
     path = Path(path)
@@ -164,6 +170,7 @@ def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFA
         raise
     except Exception as exc:       # the sandbox would not start, say: report it, grade the others
         result["error"] = result["reason"] = f"the grader could not run this notebook ({type(exc).__name__}: {exc})"
+        result["grader_failed"] = True
         result["seconds"] = round(time.monotonic() - start, 2)
         result["final"] = False
         return result
@@ -178,9 +185,8 @@ def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFA
     result["parts"] = [p.as_dict() for p in parts]
     result["score"] = sum(p.points for p in parts)
     result["max_score"] = sum(p.max_points for p in parts)
-    result["written"] = [{"part": slot, "answered": bool(submission.written.get(slot, "").strip())
-                          and submission.written.get(slot, "").strip() != "*Write your answer here.*"}
-                         for slot in ex.written_slots]
+    result["written"] = written_entries(ex, submission.written)      # text, answered, max_points
+    result["code"] = code_by_part(ex, submission.answers)             # for the feedback file
     result["status"] = FLAGGED if result["flags"] else GRADED
     result["reason"] = "; ".join(result["flags"]) or None
     result["seconds"] = round(time.monotonic() - start, 2)
@@ -390,11 +396,12 @@ def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal, unexplain
 # -------------------------------------------------------------------- many
 
 
-def listing(paths):
+def listing(paths, exercises=None):
     """Every notebook under `paths`, not yet read: `Intake` s with the path and the ids
-    (`labkit.grading.identity.ids_for`), in path order."""
+    (`labkit.grading.identity.ids_for`; `exercises` tells assignment folders from students'
+    folders), in path order."""
     found = find_notebooks(paths)
-    ids = ids_for(found)
+    ids = ids_for(found, exercises)
     entries = []
     for path, _root in found:
         student, student_id, submission_id = ids[Path(path)]
@@ -406,16 +413,23 @@ def take_in_all(paths, mat, exercise=None):
     """Read every notebook under `paths` at once (`labkit.grading.intake.take_in`); `grade_paths`
     reads them in its workers instead."""
     return [take_in(i.path, i.student, mat.EXERCISES, expected=exercise, student_id=i.student_id,
-                    submission_id=i.submission_id) for i in listing(paths)]
+                    submission_id=i.submission_id) for i in listing(paths, mat.EXERCISES)]
 
 
 def _grade_unit(unit):
     """Read, parse and grade one listed notebook (in a worker); a notebook the journal already
-    holds with the same content is not graded again."""
-    entry, options = unit
+    holds with the same content is not graded again. A notebook already read (``read`` True:
+    `grade_paths` with ``on_read``) is graded as it is."""
+    entry, options, read = unit
     options = dict(options)
     mat = _material.load(options.pop("instructor"))
     journal, expected = options.pop("journal"), options.pop("exercise")
+    if read:
+        kept = journal.cached(entry.submission_id, entry.sha256) if journal is not None and not entry.error else None
+        if kept is not None:
+            kept["resumed"] = True
+            return kept
+        return grade_intake(entry, mat, **options)
     intake = Intake(entry.path, entry.student, student_id=entry.student_id, submission_id=entry.submission_id)
     try:
         data = read_bytes(entry.path)
@@ -428,6 +442,22 @@ def _grade_unit(unit):
         kept["resumed"] = True
         return kept
     return grade_intake(take_in_bytes(data, intake, mat.EXERCISES, expected), mat, **options)
+
+
+def _read_unit(unit):
+    """Read and parse one listed notebook (in a worker): its `Intake`, with ``error`` set when it
+    cannot be read."""
+    entry, options = unit
+    mat = _material.load(options["instructor"])
+    expected = options["exercise"]
+    intake = Intake(entry.path, entry.student, student_id=entry.student_id, submission_id=entry.submission_id)
+    try:
+        data = read_bytes(entry.path)
+    except NotebookError as exc:
+        intake.error = str(exc)
+        intake.exercise = expected if expected in mat.EXERCISES else None
+        return intake
+    return take_in_bytes(data, intake, mat.EXERCISES, expected)
 
 
 def _sha256(data):
@@ -455,11 +485,13 @@ def finish(results, mat):
             if r.get("status") == NOT_GRADABLE and not r.get("exercise") and ex is not None:
                 r["exercise"] = number
                 r["max_score"] = sum(mat.spec_for(p).max_points for p in ex.parts)
+                r["written"] = written_entries(ex, {})
     return results
 
 
 def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, progress=False, instructor=None,
-                sandbox=True, budget=DEFAULT_BUDGET, limits=None, on_start=None, on_result=None, journal=None):
+                sandbox=True, budget=DEFAULT_BUDGET, limits=None, on_start=None, on_result=None, journal=None,
+                on_read=None):
     """Grade every notebook under `paths`, in parallel.
 
     Parameters
@@ -474,6 +506,12 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
     on_start : callable, optional
         Called with the list of notebooks found (`Intake` s with their path and ids, not yet
         read) before grading starts.
+    on_read : callable, optional
+        Given, every notebook is read first (by the workers, side by side), then this is called
+        with the list of `Intake` s as read (their exercise known) before any is graded; it may
+        make some not gradable in place (`labkit.grading.lms.refuse_wrong_exercise`: a notebook
+        handed in for another exercise). Without it, each worker reads its notebook just before
+        grading it, so that one huge file does not hold up the others.
     on_result : callable, optional
         Called with each result as soon as it is ready, in the order they finish (write a
         feedback file, say); an exception it raises stops the run (and is raised, with the
@@ -497,7 +535,7 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
     if sandbox:
         from labkit.grading.sandbox import check_available
         check_available([_material.location(mat)])
-    entries = listing(paths)
+    entries = listing(paths, mat.EXERCISES)
     if on_start is not None:
         on_start(entries)
     if not entries:
@@ -522,11 +560,16 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
 
     pool, owned = _executor(executor, len(entries))
     try:
+        read = on_read is not None
+        if read:
+            entries = _map(pool, _read_unit, [(entry, options) for entry in entries])
+            on_read(entries)
+        units = [(entry, options, read) for entry in entries]
         if pool is None:
-            for k, entry in enumerate(entries):
-                done(k, _grade_unit((entry, options)))
+            for k, unit in enumerate(units):
+                done(k, _grade_unit(unit))
         else:
-            futures = {pool.submit(_grade_unit, (entry, options)): k for k, entry in enumerate(entries)}
+            futures = {pool.submit(_grade_unit, unit): k for k, unit in enumerate(units)}
             pending = cf.as_completed(futures) if all(isinstance(f, cf.Future) for f in futures) else iter(futures)
             for future in pending:
                 k = futures[future]
@@ -541,6 +584,7 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
                     result = _blank_result(entries[k], mat)
                     result["error"] = result["reason"] = f"the grader's worker failed on this notebook ({exc})"
                     result["final"] = False
+                    result["grader_failed"] = True
                 done(k, result)
     except KeyboardInterrupt:
         _stop(pool, owned)
@@ -555,6 +599,13 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
         if owned:
             pool.shutdown(wait=True, cancel_futures=True)
     return finish(results, mat)
+
+
+def _map(pool, function, units):
+    """[function(unit) for unit in units], on the pool's workers when there is a pool."""
+    if pool is None:
+        return [function(unit) for unit in units]
+    return [future.result() for future in [pool.submit(function, unit) for unit in units]]
 
 
 def _stop(pool, owned):

@@ -10,12 +10,15 @@ and a run with more submissions give every notebook the same id and the same fee
   (leading, trailing, doubled) are written as escapes (``\\n``, ``\\x20``, ``\\xff``), so that
   ``"a\\nb"``, ``"a b"`` and ``"a  b"`` stay three different names.
 * `make_id`: a name safe in a file name on any system: kept as it is when it is plain (ASCII
-  letters, digits, ``.``, ``_``, ``-``; at most `MAX_PLAIN` characters), otherwise a readable
+  letters, digits, ``.``, ``_``, ``-`` and single spaces between them, as LMS downloads name
+  students' folders -- ``Jane Smith_101_assignsubmission_file_``; at most `MAX_PLAIN`
+  characters), otherwise a readable
   ASCII form of it followed by ``~`` and the first `HASH_CHARS` hex digits of the sha256 of
   its raw bytes. A plain name never contains ``~``, so a plain name and a hashed one cannot
   collide, and two different raw names get different hashed ids.
 * `ids_for`: ``(student, student_id, submission_id)`` for every notebook of a run: the student
-  is the first folder below the folder given (a student's folder), else the file's stem; the
+  is the first folder below the folder given (a student's folder; folders that hold one
+  assignment's download are skipped: `labkit.grading.lms.student_folders`), else the file's stem; the
   submission id joins the ids of the path's parts with ``+`` (``ann+lab15`` for
   ``ann/lab15.ipynb``), so that two notebooks of one student stay apart.
 """
@@ -27,9 +30,11 @@ import re
 import unicodedata
 from pathlib import Path
 
+from labkit.grading import lms
+
 MAX_PLAIN = 80
 HASH_CHARS = 10
-_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?: [A-Za-z0-9._-]+)*")     # words with one space between
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
@@ -76,9 +81,10 @@ def _stem(path):
     return name[:-len(".ipynb")] if name.endswith(".ipynb") else name
 
 
-def ids_for(found):
+def ids_for(found, exercises=None):
     """{path: (student, student_id, submission_id)} for `found`, a list of (path, root) pairs as
-    `labkit.grading.intake.find_notebooks` gives them (root None for a file given by itself).
+    `labkit.grading.intake.find_notebooks` gives them (root None for a file given by itself);
+    `exercises` ({number: Exercise}) tells assignment folders from students' folders.
 
     Within a folder given, the ids come from the path below it. Files given by themselves are
     known by their stem; when several share a stem, by as many parent folders as tell them apart
@@ -88,8 +94,9 @@ def ids_for(found):
         path = Path(path)
         if root is not None and Path(root).is_dir():
             parts = list(path.relative_to(root).parts)
+            folders = lms.student_folders(root, parts, exercises or {})
             parts[-1] = _stem(parts[-1])
-            student = parts[0]
+            student = folders[0] if folders else parts[-1]
             out[path] = (display_name(student), make_id(student), "+".join(make_id(p) for p in parts))
         else:
             alone.append(path)

@@ -9,7 +9,10 @@ Each exercise becomes one notebook with nbgrader's cell metadata (schema version
   replaces by a stub;
 * check cells: locked autograder tests worth the part's points; the cell's last expression is
   the points earned, which nbgrader takes as partial credit;
-* written answers: manually graded markdown cells (1 point each, to be adjusted);
+* written answers: manually graded markdown cells worth the points the exercise states for them
+  (`labkit.grading.notebooks.Exercise.written_points`), so that nbgrader's total for an exercise
+  is the total `labkit-grade` reports once the hand-graded points are merged in
+  (`labkit.grading.manual`);
 * everything else: locked, read-only cells.
 
 nbgrader runs these tests inside the student's kernel, so the weakness described in
@@ -25,7 +28,6 @@ import nbformat
 from labkit.grading import material
 
 ASSIGNMENT = "ch27"
-WRITTEN_POINTS = 1
 
 
 def _meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
@@ -61,7 +63,8 @@ def assignment_notebook(exercise, mat):
             cell.source = f"### BEGIN SOLUTION\n{cell.source}\n### END SOLUTION"
             cell.metadata["nbgrader"] = _meta(ident, solution=True)
         elif role == "written":
-            cell.metadata["nbgrader"] = _meta(ident, grade=True, solution=True, points=WRITTEN_POINTS)
+            cell.metadata["nbgrader"] = _meta(ident, grade=True, solution=True,
+                                              points=exercise.written_points[meta["slot"]])
         elif role == "check":
             cell.source = _test_source(part)
             cell.metadata["nbgrader"] = _meta(ident, grade=True, locked=True,

@@ -13,7 +13,8 @@ and mirrored in the cell tags:
 markdown   text of the exercise
 setup      imports; run before everything, never edited by the student
 answer     a code cell the student fills in; ``slot`` names it (e.g. ``27.4(a)``)
-written    a markdown cell for a written answer (proof, explanation)
+written    a markdown cell for a written answer (proof, explanation), graded by hand;
+           ``points`` states what it is worth (`Exercise.written_points`)
 check      ``check("27.4(a)")``: reports the part's answer (the grader decides)
 =========  ======================================================================
 """
@@ -39,6 +40,7 @@ class Cell:
     part: str | None = None
     solution: str | None = None      # answer and written cells: the worked solution
     slot: str | None = None
+    points: float | None = None      # written cells: the points an instructor awards by hand
 
 
 def md(text):
@@ -53,8 +55,15 @@ def answer(part, template, solution, slot=None):
     return Cell("answer", _dedent(template), part, _dedent(solution), slot or part)
 
 
-def written(part, solution, slot=None):
-    return Cell("written", WRITTEN_PLACEHOLDER, part, _dedent(solution), slot or f"{part} written")
+WRITTEN_POINTS = 1          # what a written part is worth unless its exercise says otherwise
+
+
+def written(part, solution, slot=None, points=WRITTEN_POINTS):
+    """A markdown cell for a written answer, worth `points` (graded by hand, see
+    `labkit.grading.manual`)."""
+    if not (isinstance(points, (int, float)) and not isinstance(points, bool) and points > 0):
+        raise ValueError(f"{part}: the points of a written part must be a positive number, got {points!r}")
+    return Cell("written", WRITTEN_PLACEHOLDER, part, _dedent(solution), slot or f"{part} written", float(points))
 
 
 def check(part):
@@ -85,6 +94,11 @@ class Exercise:
     @property
     def written_slots(self):
         return [c.slot for c in self.cells if c.role == "written"]
+
+    @property
+    def written_points(self):
+        """{slot: points} of the written parts, in notebook order."""
+        return {c.slot: c.points for c in self.cells if c.role == "written"}
 
     @property
     def answer_slots(self):

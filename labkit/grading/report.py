@@ -9,16 +9,20 @@ spreadsheet would read as a formula (``= + - @``) with a quote.
 The CSV has one row per notebook: ``student_id`` (the file's stem, or the student's folder,
 made a stable file-name-safe id: `labkit.grading.identity`), ``student`` (the name, readable),
 ``path``, ``exercise``, ``status`` (graded / flagged / not gradable), ``reason``, ``score``
-(the total), ``max_score`` (the maximum), one column per part, then ``submission_id`` (the
-notebook's own id, which names its feedback files), ``similar_to`` (the ids of submissions with
-the same answers: for the instructor only) and ``final`` ("no" when a part could not be timed
-fairly on a busy machine: ``labkit-grade --resume`` grades it again). A notebook that could not
-be graded has an empty score and empty parts, never 0 (its result has ``"score": None``,
-``null`` in JSON, and the exercise's ``max_score`` when that is known).
+(the points the grader checked), ``max_score`` (their maximum), one column per part, one per
+hand-graded (written) part and the totals with the written parts (`labkit.grading.manual`:
+``written_score``, ``written_max``, ``manual_pending``, ``total``, ``total_max``, ``percent``),
+then ``submission_id`` (the notebook's own id, which names its feedback files), ``similar_to``
+(the ids of submissions with the same answers: for the instructor only) and ``final`` ("no"
+when a part could not be timed fairly on a busy machine: ``labkit-grade --resume`` grades it
+again). A notebook that could not be graded has an empty score and empty parts, never 0 (its
+result has ``"score": None``, ``null`` in JSON, and the exercise's ``max_score`` when that is
+known).
 
-What a student reads (`feedback_markdown`, `feedback_html`) holds their own results only: no
-other student is ever named there (similar submissions are reported to the instructor:
-``similar_to`` in the CSV and JSON lines, and `similarity_rows` for a report of their own).
+What a student reads (`feedback_markdown`, `feedback_html`: `labkit.grading.feedback`) holds
+their own results only: no other student is ever named there (similar submissions are reported
+to the instructor: ``similar_to`` in the CSV and JSON lines, and `similarity_rows` for a report
+of their own).
 
 Every file is written as a new file (`labkit.grading.outputs`), never through a link found at
 its place; `CsvLog` and `JsonLinesLog` add one row per result as results arrive. The run
@@ -27,7 +31,6 @@ journal (`labkit.grading.journal`) is what keeps finished work safe across a cra
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 import re
@@ -88,7 +91,8 @@ def format_table(results):
             for hint in p["hints"]:
                 lines.append(f"      {clean(hint)}")
         for w in r["written"]:
-            lines.append(f"  {w['part']:<18} {'answered' if w['answered'] else 'blank':<12} (graded by hand)")
+            mark = f"{w['points']:g}/{w['max_points']:g}" if "points" in w else f"-/{w.get('max_points', 1):g}"
+            lines.append(f"  {w['part']:<18} {'answered' if w['answered'] else 'blank':<12} {mark} (graded by hand)")
         for flag in r.get("flags", []):
             lines.append(f"  flagged: {clean(flag)}")
         if r.get("similar_to"):
@@ -129,9 +133,28 @@ def csv_row(result, parts):
             csv_cell(result["path"]), csv_cell(result.get("exercise") or ""), result.get("status", ""),
             csv_cell(reason), _points(result["score"]) if ok else "",
             _points(result["max_score"]) if ok or result["max_score"] else "",
-            *(_points(points[n]) if n in points else "" for n in parts),
-            csv_cell(result.get("submission_id", "")), csv_cell(" ".join(result.get("similar_to") or [])),
+            *(_points(points[n]) if n in points else "" for n in parts)]
+
+
+def csv_tail(result):
+    """The row's last cells (`CSV_TAIL`): its submission id, the similar submissions, final."""
+    return [csv_cell(result.get("submission_id", "")), csv_cell(" ".join(result.get("similar_to") or [])),
             "yes" if result.get("final", True) else "no"]
+
+
+def full_row(result, parts, written=()):
+    """A whole CSV row: `csv_row`, the hand-graded parts' cells and totals, `csv_tail`."""
+    from labkit.grading import manual
+    return (csv_row(result, parts) + [csv_cell(c) for c in manual.csv_cells(result, list(written))]
+            + csv_tail(result))
+
+
+def written_columns(results, exercises=None):
+    """The hand-graded parts' columns: the exercises', then any other a result holds."""
+    from labkit.grading import manual
+    columns = manual.written_columns(exercises or [])
+    columns += [w["part"] for r in results for w in r.get("written", []) if w["part"] not in columns]
+    return list(dict.fromkeys(columns))
 
 
 def _csv_line(cells):
@@ -142,8 +165,10 @@ def _csv_line(cells):
 
 def csv_text(results, exercises=None):
     """The whole CSV (see the module's docstring) as text."""
-    parts = part_columns(results, exercises)
-    return _csv_line(CSV_HEAD + parts + CSV_TAIL) + "".join(_csv_line(csv_row(r, parts)) for r in results)
+    from labkit.grading import manual
+    parts, written = part_columns(results, exercises), written_columns(results, exercises)
+    return (_csv_line(CSV_HEAD + parts + manual.csv_columns(written) + CSV_TAIL)
+            + "".join(_csv_line(full_row(r, parts, written)) for r in results))
 
 
 def write_csv(results, path, exercises=None):
@@ -152,15 +177,18 @@ def write_csv(results, path, exercises=None):
 
 
 class CsvLog:
-    """A CSV file written row by row as results arrive (a new file; each row one write)."""
+    """A CSV file written row by row as results arrive (a new file; each row one write).
+    ``written`` names the hand-graded parts' columns, which come after the parts with the
+    totals (`labkit.grading.manual.TOTAL_COLUMNS`)."""
 
-    def __init__(self, path, parts):
-        self.parts = list(parts)
+    def __init__(self, path, parts, written=()):
+        from labkit.grading import manual
+        self.parts, self.written = list(parts), list(written)
         self._file = open_new(path)
-        self._file.write_line(_csv_line(CSV_HEAD + self.parts + CSV_TAIL))
+        self._file.write_line(_csv_line(CSV_HEAD + self.parts + manual.csv_columns(self.written) + CSV_TAIL))
 
     def add(self, result):
-        self._file.write_line(_csv_line(csv_row(result, self.parts)))
+        self._file.write_line(_csv_line(full_row(result, self.parts, self.written)))
 
     def close(self):
         self._file.close()
@@ -211,61 +239,16 @@ def json_ready(results):
 
 # -------------------------------------------------------------------- feedback per student
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|!])")
-
-
-def _md(text):
-    return _MD_SPECIAL.sub(r"\\\1", clean(text))
-
-
 def feedback_markdown(result):
-    """The feedback a student reads: each part, its points, the hints, what went wrong."""
-    lines = [f"# Feedback: {_md(result['student'])}", ""]
-    if not counts(result):
-        lines += [f"Exercise {_md(result.get('exercise') or '?')}: **not graded**.", "",
-                  f"Why: {_md(result.get('error') or result.get('reason'))}", "",
-                  "Fix the notebook and submit it again; nothing was scored.", ""]
-        return "\n".join(lines)
-    lines += [f"Exercise {result['exercise']}: **{_points(result['score'])} / {_points(result['max_score'])}** "
-              "points (the written parts are graded by hand).", "",
-              "| part | result | points |", "|---|---|---|"]
-    for p in result["parts"]:
-        lines.append(f"| {p['part']} | {p['verdict']} | {_points(p['points'])} / {_points(p['max_points'])} |")
-    lines.append("")
-    for p in result["parts"]:
-        if p["hints"]:
-            lines.append(f"**{p['part']}**")
-            lines += [f"- {_md(h)}" for h in p["hints"]]
-            lines.append("")
-    for w in result["written"]:
-        lines.append(f"- {w['part']}: {'answered' if w['answered'] else 'left blank'} (graded by hand)")
-    for flag in result.get("flags", []):
-        lines.append(f"- Note: {_md(flag)}")
-    return "\n".join(lines).rstrip() + "\n"
+    """The feedback a student reads, in Markdown (`labkit.grading.feedback`)."""
+    from labkit.grading import feedback
+    return feedback.feedback_markdown(result)
 
 
 def feedback_html(result):
-    esc = lambda t: html.escape(clean(t))           # noqa: E731
-    head = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>Feedback: {esc(result['student'])}</title></head><body>\n"
-            f"<h1>Feedback: {esc(result['student'])}</h1>\n")
-    if not counts(result):
-        body = (f"<p>Exercise {esc(result.get('exercise') or '?')}: <strong>not graded</strong>.</p>\n"
-                f"<p>Why: {esc(result.get('error') or result.get('reason'))}</p>\n"
-                "<p>Fix the notebook and submit it again; nothing was scored.</p>\n")
-        return head + body + "</body></html>\n"
-    rows = "".join(f"<tr><td>{esc(p['part'])}</td><td>{esc(p['verdict'])}</td>"
-                   f"<td>{_points(p['points'])} / {_points(p['max_points'])}</td></tr>\n" for p in result["parts"])
-    hints = "".join(f"<h2>{esc(p['part'])}</h2>\n<ul>" + "".join(f"<li>{esc(h)}</li>" for h in p["hints"])
-                    + "</ul>\n" for p in result["parts"] if p["hints"])
-    written = "".join(f"<li>{esc(w['part'])}: {'answered' if w['answered'] else 'left blank'} (graded by hand)</li>"
-                      for w in result["written"])
-    flags = "".join(f"<li>Note: {esc(f)}</li>" for f in result.get("flags", []))
-    body = (f"<p>Exercise {esc(result['exercise'])}: <strong>{_points(result['score'])} / "
-            f"{_points(result['max_score'])}</strong> points (the written parts are graded by hand).</p>\n"
-            f"<table><thead><tr><th>part</th><th>result</th><th>points</th></tr></thead><tbody>\n{rows}"
-            f"</tbody></table>\n{hints}<ul>{written}{flags}</ul>\n")
-    return head + body + "</body></html>\n"
+    """The feedback a student reads, as one styled, self-contained page (`labkit.grading.feedback`)."""
+    from labkit.grading import feedback
+    return feedback.feedback_html(result)
 
 
 def feedback_stem(result):
@@ -273,7 +256,7 @@ def feedback_stem(result):
     path alone (`labkit.grading.identity`), so the same notebook always gets the same file."""
     from labkit.grading.identity import make_id
     stem = result.get("submission_id") or make_id(result.get("student_id") or result["student"])
-    return stem if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+~-]*", stem) else make_id(stem)
+    return stem if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+~-]*(?: [A-Za-z0-9._+~-]+)*", stem) else make_id(stem)
 
 
 class FeedbackWriter:

@@ -17,11 +17,20 @@ This module runs inside the student's Jupyter kernel. It never decides a grade t
   a JSON payload and its HMAC keyed by the nonce. The grader reads that record from the check
   cell's outputs, verifies the HMAC (`verify_record`) and computes the verdict in its own process.
 
-Every probe call is timed with ``time.perf_counter`` (captured when sealing) and the seconds
-travel in the record as ``value["__seconds__"][name]``, one per probe, so that hidden checks can
-grade speed. A part whose spec times a name (``timing = {name: (budget, repeats)}``) has a slow
-call run again, up to ``repeats`` times, and reports the fastest: a busy machine's noise should
-not cost a student the points, and a fast answer still runs once.
+Timing. Every probe call is measured in CPU seconds of the kernel process (`time.process_time`,
+every thread counted, plus waited-for children), which a loaded machine changes little, and in
+wall-clock seconds; both travel in the record (``__seconds__`` and ``__wall__``, one per probe).
+A probe argument may be a *fresh* marker (`labkit.grading.fresh`): each call then gets an input
+drawn from a seed derived from the nonce, which nobody knew before the call, so no cache or
+earlier computation can answer it, and the seed travels in the record for the grader to check
+the result. A timed name (``timing = {name: (budget, repeats)}``) also records the threads that
+were running notebook code when its call began, and a fresh call slower than the budget runs
+again with another input, up to ``repeats`` times; the fastest run is reported.
+
+Own work. While a part's probes run, a `labkit.grading.own_work.CallMonitor` (installed when
+sealing) notes every call from the student's code into labkit's solvers and evaluators or
+OpenSpiel, for the parts whose public specification has an `OwnWork` rule; the calls travel in
+the record as ``__own_work__`` and the hidden check gives such a part 0.
 """
 from __future__ import annotations
 
@@ -40,7 +49,43 @@ _sealed = None            # set by seal(): the function that publishes one recor
 
 
 class ReportError(Exception):
-    """A value that cannot be reported (too large, nested too deep, of an unknown type)."""
+    """A value that cannot be reported (too large, nested too deep, of an unknown type).
+
+    ``what`` describes what came back ("a TabularPolicy of 936 information sets") and ``advice``
+    says what to return instead; `_describe_error` words them for a name or a function's result."""
+
+    def __init__(self, message, what=None, advice=None):
+        super().__init__(message)
+        self.what, self.advice = what, advice
+
+
+SMALL_POLICY = 64         # infosets of a TabularPolicy reported as {infoset: {action: p}} (Kuhn has 12)
+
+
+def _kind_mistake(value):
+    """A `ReportError` for the common type mistakes: a large TabularPolicy, a method or function
+    returned instead of its result, a long string such as a printed table, any other object."""
+    kind = type(value).__name__
+    if kind == "TabularPolicy" and hasattr(value, "probs"):
+        shape = " x ".join(str(n) for n in getattr(value.probs, "shape", ()))
+        return ReportError(f"a TabularPolicy of {shape} probabilities is too large to report as a dict",
+                           f"a TabularPolicy (a policy object, {shape} probabilities)",
+                           "the grader reads a policy as its array of probabilities: return `policy.probs`")
+    if callable(value) and hasattr(value, "__name__"):
+        owner = getattr(getattr(value, "__self__", None), "__class__", None)
+        full = f"{owner.__name__}.{value.__name__}" if owner is not None and kind in ("method", "builtin_function_or_method") \
+            else value.__name__
+        noun = "method" if kind in ("method", "builtin_function_or_method", "method-wrapper") else \
+            "class" if isinstance(value, type) else "function"
+        return ReportError(f"cannot report the {noun} `{full}` itself", f"the {noun} `{full}` itself, not a value",
+                           f"call it (`{value.__name__}(...)`) and return what it computes, or use the attribute "
+                           "that holds the values (a policy's `.probs`)")
+    if isinstance(value, str):
+        return ReportError(f"a string of {len(value)} characters is too long to report",
+                           f"a string of {len(value)} characters (text, such as a printed table)",
+                           "return the numbers themselves (a number, a list or an array), not their printout")
+    return ReportError(f"cannot report a value of type {kind}", f"an object of type `{kind}`, which the grader "
+                       "cannot report", "return numbers, arrays, lists or dicts of them")
 
 
 def _make_to_plain():
@@ -66,7 +111,7 @@ def _make_to_plain():
             return None if value is None else bool(value)
         if isinstance(value, str):
             if len(value) > MAX_TEXT:
-                raise ReportError(f"a string of {len(value)} characters is too long to report")
+                raise kind_mistake(value)
             return str(value)
         if isinstance(value, (int, np.integer)):
             return int(value) if abs(int(value)) < 2 ** 63 else float(value)
@@ -83,58 +128,146 @@ def _make_to_plain():
         if isinstance(value, dict):
             return {str(k): to_plain(v, _depth + 1, budget) for k, v in value.items()}
         if type(value).__name__ == "TabularPolicy" and hasattr(value, "to_dict"):
+            if len(getattr(value, "probs", ())) > SMALL_POLICY:
+                raise kind_mistake(value)           # its dict would flood the record (Leduc: 936 rows)
             return to_plain(value.to_dict(), _depth, budget)              # {infoset: {action: prob}}
         if hasattr(value, "numerator") and hasattr(value, "denominator"):     # fractions.Fraction
             return float(value)
-        raise ReportError(f"cannot report a value of type {type(value).__name__}")
+        raise kind_mistake(value)
 
+    kind_mistake = _kind_mistake           # captured: a later patch of the module changes nothing
     return to_plain
 
 
 to_plain = _make_to_plain()
 
 
-def _describe_error(exc):
-    text = str(exc) if isinstance(exc, ReportError) else f"{type(exc).__name__}: {exc}"
+def _describe_error(exc, name=None, returned=False):
+    """The message of a name that could not be reported. For a type mistake (`ReportError` with
+    ``what``) it says what came back and what to return: for a value, "`x` is <what> -- <advice>";
+    for a function's result, worded to follow the check's "`f` raised": "no error, but returned
+    <what> -- <advice>"."""
+    if isinstance(exc, ReportError) and exc.what:
+        if returned:
+            text = f"no error, but returned {exc.what} -- {exc.advice}"
+        else:
+            text = f"`{name}` is {exc.what} -- {exc.advice}" if name else f"{exc.what} -- {exc.advice}"
+    else:
+        text = str(exc) if isinstance(exc, ReportError) else f"{type(exc).__name__}: {exc}"
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-SECONDS_KEY = "__seconds__"
+# ---------------------------------------------------------------------------------------------
+# Probing, timing and the own-work record (what `collect` adds beside the student's values)
+# ---------------------------------------------------------------------------------------------
+SECONDS_KEY = "__seconds__"      # {name: [CPU seconds of each probe call]}
+WALL_KEY = "__wall__"            # {name: [wall-clock seconds of each probe call]}
+FRESH_KEY = "__fresh__"          # {name: [seed of the fresh input of each probe, or None]}
+BUSY_KEY = "__busy__"            # {name: [threads running notebook code when a timed call began]}
+OWN_WORK_KEY = "__own_work__"    # [calls into code the part asks the student to write]
 
 
-def _make_collector(specs, plain, describe, copy_args, clock):
+def _make_cpu_clock():
+    """CPU seconds of this process, every thread counted, plus the children it has waited for:
+    what a call costs, whatever else runs on the machine."""
+    try:
+        import resource
+    except ImportError:           # Windows, or a browser kernel: no children to count
+        return time.process_time
+    process_time, usage, children = time.process_time, resource.getrusage, resource.RUSAGE_CHILDREN
+
+    def cpu():
+        waited = usage(children)
+        return process_time() + waited.ru_utime + waited.ru_stime
+    return cpu
+
+
+def _own_work_rules():
+    """{part: OwnWork} from the public specifications (what the exercise text states)."""
+    try:
+        from labkit.grading.public import SPECS
+    except Exception:             # the notebook-side checks are missing: nothing to enforce
+        return {}
+    return {part: spec.own_work for part, spec in SPECS.items() if getattr(spec, "own_work", None)}
+
+
+class _Probing:
+    """What the collector needs to run probe calls, captured once (when sealing, before any
+    student code) so that patching labkit, `time` or `sys` afterwards changes nothing."""
+
+    def __init__(self, plain, describe, copy_args, secret, threads):
+        from labkit.grading import fresh
+        from labkit.grading.own_work import CallMonitor
+        self.plain, self.describe, self.copy_args = plain, describe, copy_args
+        self.wall, self.cpu = time.perf_counter, _make_cpu_clock()
+        self.secret = secret                    # bytes, or a function returning fresh bytes
+        self.seed_for, self.realize, self.has_marker = fresh.seed_for, fresh.realize, fresh.has_marker
+        self.rules = _own_work_rules()
+        self.monitor = CallMonitor(threads=threads)
+
+    def key(self):
+        return self.secret() if callable(self.secret) else self.secret
+
+
+def _make_collector(specs, probing):
     """Build `collect`. With `specs` given (a frozen copy, as the sealed reporter passes), the
-    names and probe arguments cannot be changed afterwards by patching labkit's modules; `clock`
-    (``time.perf_counter``, captured at sealing) times every probe call."""
+    names and probe arguments cannot be changed afterwards by patching labkit's modules."""
+    plain, describe, copy_args = probing.plain, probing.describe, probing.copy_args
+    wall, cpu, monitor = probing.wall, probing.cpu, probing.monitor
 
-    def timed_call(function, args, budget, repeats):
-        """(result, seconds): the first call's result and the fastest of up to `repeats` runs,
-        run again only while the fastest is slower than `budget` (a fast answer runs once; a
-        slow one is given the benefit of a quieter moment of a busy machine)."""
+    def one_call(function, args, name, seed, timed, watched):
+        """(plain result or {"__error__"}, CPU seconds or None, wall seconds, busy threads,
+        findings); the call is watched by the monitor for parts with an own-work rule."""
         call_args = copy_args(args)
-        start = clock()
-        result = function(*call_args)
-        best = clock() - start
-        for _ in range(repeats - 1):
-            if budget is None or best <= budget:
-                break
-            call_args = copy_args(args)
-            start = clock()
+        if seed is not None:
+            call_args = probing.realize(call_args, seed)
+        busy = monitor.busy_threads() if timed else 0
+        seconds = took = None
+        with (monitor.watch(name) if watched else _unwatched()) as findings:
             try:
-                function(*call_args)
-            except Exception:            # the first run's result stands
+                start_wall, start = wall(), cpu()
+                result = function(*call_args)
+                seconds, took = cpu() - start, wall() - start_wall
+            except Exception as exc:              # one failing probe does not hide the others
+                result = {"__error__": describe(exc)}
+            else:
+                try:                              # inside the watch: a value may run code when read
+                    result = plain(result)
+                except Exception as exc:          # it ran, but what it returned cannot be read
+                    result = {"__error__": describe(exc, name, True), "__returned__": True}
+        return result, seconds, took, busy, findings
+
+    def probe(function, args, name, part, index, key, timing, watched):
+        """One probe: a fresh input is drawn for every run; a timed one with a fresh input runs
+        again, with another input, while slower than its budget (up to `repeats` runs), and
+        the fastest run is reported. An ordinary input runs once: repeating it would time a
+        cache."""
+        budget, repeats = timing.get(name, (None, 1))
+        fresh = probing.has_marker(args)
+        best, findings = None, []
+        for run in range(repeats if fresh else 1):
+            seed = probing.seed_for(key, part, name, index, run) if fresh else None
+            result, seconds, took, busy, found = one_call(function, args, name, seed, name in timing, watched)
+            findings += [f for f in found if f not in findings]
+            this = (result, seconds, took, busy, seed)
+            if best is None or (seconds is not None and (best[1] is None or seconds < best[1])):
+                best = this
+            if seconds is None or budget is None or seconds <= budget:
                 break
-            best = min(best, clock() - start)
-        return result, best
+        return best, findings
 
     def collect(part_id, namespace, spec=None):
         """The serialized answer of one part: {name: value} for the names the part reads.
 
-        A callable answer is evaluated at the part's probe arguments, giving a list of results,
-        and ``value["__seconds__"][name]`` lists the seconds each call took (wall clock, the
-        copying of the arguments left out; for the names the spec times, the fastest of its
-        repeats). A missing name, a raising function or a value that cannot be serialized is
-        reported as ``{"__error__": "..."}`` in its place, so the grader can say what went wrong.
+        A callable answer is evaluated at the part's probe arguments, giving a list of results.
+        Beside the values: ``__seconds__[name]`` the CPU seconds of each call (every thread of
+        the kernel counted, the copying of the arguments left out), ``__wall__[name]`` its wall
+        clock, ``__fresh__[name]`` the seeds of fresh inputs (`labkit.grading.fresh`),
+        ``__busy__[name]`` for timed names the threads running notebook code when the call
+        began, and ``__own_work__`` the calls into code the part asks the student to write
+        (`labkit.grading.own_work`; present for parts with such a rule). A missing name, a
+        raising function or a value that cannot be serialized is reported as
+        ``{"__error__": "..."}`` in its place, so the grader can say what went wrong.
         """
         if specs is not None:
             names, probes, timing = specs[part_id]
@@ -143,7 +276,8 @@ def _make_collector(specs, plain, describe, copy_args, clock):
                 from labkit.grading.public import spec_for
                 spec = spec_for(part_id)
             names, probes, timing = spec.names, spec.probes, getattr(spec, "timing", None) or {}
-        out, seconds = {}, {}
+        rule, key = probing.rules.get(part_id), probing.key()
+        out, extra, findings = {}, {SECONDS_KEY: {}, WALL_KEY: {}, FRESH_KEY: {}, BUSY_KEY: {}}, []
         for name in names:
             if name not in namespace:
                 out[name] = {"__error__": f"`{name}` is not defined"}
@@ -153,27 +287,38 @@ def _make_collector(specs, plain, describe, copy_args, clock):
                 if name in probes:
                     if not callable(value):
                         raise ReportError(f"`{name}` should be a function, got {type(value).__name__}")
-                    budget, repeats = timing.get(name, (None, 1))
-                    results, times = [], []
-                    for args in probes[name]:
-                        try:
-                            result, took = timed_call(value, args, budget, repeats)
-                            results.append(plain(result))
-                            times.append(took)
-                        except Exception as exc:     # one failing probe does not hide the others
-                            results.append({"__error__": describe(exc)})
-                            times.append(None)
-                    out[name] = results
-                    seconds[name] = times
+                    runs = []
+                    for index, args in enumerate(probes[name]):
+                        best, found = probe(value, args, name, part_id, index, key, timing, rule is not None)
+                        runs.append(best)
+                        findings += [f for f in found if f not in findings]
+                    out[name] = [r[0] for r in runs]
+                    extra[SECONDS_KEY][name] = [r[1] for r in runs]
+                    extra[WALL_KEY][name] = [r[2] for r in runs]
+                    if any(r[4] is not None for r in runs):
+                        extra[FRESH_KEY][name] = [r[4] for r in runs]
+                    if name in timing:
+                        extra[BUSY_KEY][name] = [r[3] for r in runs]
                 else:
                     out[name] = plain(value)
             except Exception as exc:
-                out[name] = {"__error__": describe(exc)}
-        if seconds:
-            out[SECONDS_KEY] = seconds
+                out[name] = {"__error__": describe(exc, name)}
+        out.update({k: v for k, v in extra.items() if v})
+        if rule is not None:
+            out[OWN_WORK_KEY] = findings
         return out
 
     return collect
+
+
+class _unwatched:
+    """The stand-in for a watch where no own-work rule applies: no monitor, no findings."""
+
+    def __enter__(self):
+        return []
+
+    def __exit__(self, *exc):
+        return False
 
 
 def _copy_args(args):
@@ -183,7 +328,18 @@ def _copy_args(args):
     return tuple(copy.deepcopy(a) for a in args)
 
 
-collect = _make_collector(None, to_plain, _describe_error, _copy_args, time.perf_counter)
+_public_collect = None
+
+
+def collect(part_id, namespace, spec=None):
+    """The notebook's (unsealed) collector: see `_make_collector`. Fresh inputs come from a new
+    random secret at every call; calls are watched in this thread and threads started during
+    the call."""
+    global _public_collect
+    if _public_collect is None:
+        _public_collect = _make_collector(None, _Probing(to_plain, _describe_error, _copy_args,
+                                                         lambda: os.urandom(32), threads=False))
+    return _public_collect(part_id, namespace, spec)
 
 
 def seal():
@@ -209,7 +365,11 @@ def seal():
     shell = get_ipython()
     publish = shell.display_pub.publish
     namespace = shell.user_ns
-    collect_sealed = _make_collector(specs, _make_to_plain(), _describe_error, _copy_args, time.perf_counter)
+    # fresh probe inputs are drawn from a key derived from the nonce; the monitor of calls into
+    # labkit's solvers is installed for every thread started from now on
+    fresh_key = hashlib.sha256(b"labkit fresh inputs|" + nonce.encode("ascii")).digest()
+    collect_sealed = _make_collector(specs, _Probing(_make_to_plain(), _describe_error, _copy_args, fresh_key,
+                                                     threads=True))
 
     def publish_record(part_id):
         try:

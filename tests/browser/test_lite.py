@@ -70,7 +70,8 @@ def test_a_chapter_opens_in_jupyterlite_with_its_outputs(lite_server, browser, a
     page.route("**/*", route)
     page.goto(f"{lite_server}/lite/notebooks/index.html?path={CHAPTER}")
     page.locator(".jp-Notebook").first.wait_for()
-    title = page.locator(".jp-RenderedMarkdown h1").first        # the chapter's title, rendered
+    # the chapter's title, rendered (by jupyterlab-myst, which the lite app includes, or by JupyterLab)
+    title = page.locator(".jp-MarkdownCell :is(.jp-RenderedMarkdown, .myst) h1").first
     title.wait_for()
     assert "Many learners" in title.text_content()
     # the stored outputs show before any cell runs
@@ -80,4 +81,142 @@ def test_a_chapter_opens_in_jupyterlite_with_its_outputs(lite_server, browser, a
     assert output.text_content().strip() or output.locator("img").count()
     page.screenshot(path=str(artifacts / "lite_chapter1.png"))
     assert all(url.startswith(PYODIDE_CDN) for url in outside), sorted(set(outside))[:5]
+    page.close()
+
+
+# ------------------------------------------------------------------ MyST, read in Jupyter
+# the text a reader would see if a MyST role or directive were not rendered
+RAW_MYST = ("{term}", "{doc}", "{numref}", "{cite", ":class:", ":::")
+
+# the rendered Markdown of every cell, whether JupyterLab's own renderer or jupyterlab-myst's made
+# it (never the cell's hidden editor, which holds the source)
+COLLECT_MARKDOWN = """() => {
+  const found = {};
+  for (const cell of document.querySelectorAll('.jp-MarkdownCell')) {
+    const shown = cell.querySelector('.jp-RenderedMarkdown') || cell.querySelector('.myst');
+    if (shown) { found[cell.getAttribute('data-windowed-list-index')] = shown.textContent; }
+  }
+  return found;
+}"""
+
+
+def rendered_markdown(page, expected):
+    """{cell index: rendered text} of the Markdown cells, scrolling the notebook from top to bottom
+    (JupyterLab renders only the cells near the view) until `expected` cells were seen, or three
+    passes (a loaded machine renders slowly)."""
+    page.locator(".jp-MarkdownCell").first.wait_for()
+    scroller = page.locator(".jp-WindowedPanel-outer").first
+    texts = {}
+    for _ in range(3):
+        scroller.evaluate("el => { el.scrollTop = 0; }")
+        for _ in range(400):
+            page.wait_for_timeout(250)
+            texts.update(page.evaluate(COLLECT_MARKDOWN))
+            at_end = scroller.evaluate("el => { const top = el.scrollTop; "
+                                       "el.scrollTop += el.clientHeight * 0.6; return el.scrollTop === top; }")
+            if at_end:
+                page.wait_for_timeout(500)
+                texts.update(page.evaluate(COLLECT_MARKDOWN))
+                break
+        if len(texts) >= expected:
+            break
+    return texts
+
+
+def _markdown_cells(path):
+    import nbformat
+    return sum(c.cell_type == "markdown" for c in nbformat.read(path, as_version=4).cells)
+
+
+def _offline_page(browser, base):
+    """A page whose requests outside `base` fail, as without the network (the CDN is unreachable)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(90_000)
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "blob:", "data:"))
+               else r.abort())
+    return page
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_chapter2_reads_as_plain_markdown_in_jupyterlite(lite_server, browser, artifacts):
+    page = _offline_page(browser, lite_server)
+    page.goto(f"{lite_server}/lite/notebooks/index.html?path=chapters/02_learning_dynamics.ipynb")
+    expected = _markdown_cells(ROOT / "chapters" / "02_learning_dynamics.ipynb") + 1   # + works cited
+    texts = rendered_markdown(page, expected)
+    text = "\n".join(texts.values())
+    assert len(texts) == expected                # every Markdown cell of the chapter was seen rendered
+    assert not [raw for raw in RAW_MYST + (":name:", ":alt:", "Unknown Directive") if raw in text]
+    assert "In this chapter" in text and "Figure 2.1." in text and "(Hart and Mas-Colell, 2000)" in text
+    assert "Works cited in this notebook" in text
+    page.locator(".jp-WindowedPanel-outer").first.evaluate("el => { el.scrollTop = 0; }")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifacts / "lite_chapter2.png"))
+    page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_without_the_runtime_the_lite_page_says_why_and_what_to_do(lite_server, browser, artifacts):
+    page = _offline_page(browser, lite_server)
+    page.goto(f"{lite_server}/lite/notebooks/index.html?path={CHAPTER}")
+    message = page.locator("#labkit-runtime-message")
+    message.wait_for()
+    text = message.inner_text()
+    assert "Python could not be started" in text
+    assert PYODIDE_CDN in text                                  # what failed
+    assert "needs the network once" in text                    # why, and that once is enough
+    assert "on your own machine" in text                       # what to do instead
+    link = message.get_by_role("link", name="Running the notebooks")
+    assert link.get_attribute("href") == "../../book/running.html"
+    page.locator(".jp-Notebook").first.wait_for()               # the notebook is still there to read
+    page.screenshot(path=str(artifacts / "lite_no_runtime.png"))
+    message.get_by_role("button", name="Close").click()
+    assert page.locator("#labkit-runtime-message").count() == 0
+    page.close()
+
+
+@pytest.mark.browser
+def test_on_file_pages_the_lite_link_explains_how_to_serve_the_site(site, browser, artifacts):
+    import sys as _sys
+    _sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import lite_links
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = []
+    context.on("page", lambda p: opened.append(p))
+    page = context.new_page()
+    opened.clear()
+    page.goto((site / "chapters" / "01_many_learners.html").as_uri())
+    link = page.locator(f".{lite_links.CLASS} a")
+    link.click()
+    note = page.locator(f".{lite_links.NOTE_CLASS}")
+    note.wait_for()
+    assert lite_links.SERVE_COMMAND in note.inner_text() and "file://" in note.inner_text()
+    page.wait_for_timeout(500)
+    assert opened == []                                          # no blank tab
+    page.screenshot(path=str(artifacts / "file_lite_link.png"))
+    context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_chapter2_renders_its_myst_in_jupyterlab(lab_server, browser, artifacts):
+    """The notebook as committed (MyST), in JupyterLab with jupyterlab-myst (requirements.txt)."""
+    import shutil
+    shutil.copy(ROOT / "chapters" / "02_learning_dynamics.ipynb", lab_server["root"] / "myst_chapter2.ipynb")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(90_000)
+    page.goto(f"{lab_server['base']}/lab/tree/myst_chapter2.ipynb?token={lab_server['token']}")
+    expected = _markdown_cells(ROOT / "chapters" / "02_learning_dynamics.ipynb")
+    texts = rendered_markdown(page, expected)
+    text = "\n".join(texts.values())
+    assert len(texts) == expected
+    assert not [raw for raw in RAW_MYST if raw in text]
+    assert "best responses" in text and "NashConv" in text      # the terms read as words
+    page.locator(".jp-WindowedPanel-outer").first.evaluate("el => { el.scrollTop = 0; }")
+    # the "In this chapter" tip is drawn as an admonition box, under its title
+    tip = page.locator(".jp-MarkdownCell aside.myst-admonition-tip").first
+    tip.wait_for()
+    assert tip.text_content().startswith("In this chapter")
+    page.screenshot(path=str(artifacts / "lab_myst_chapter2.png"))
     page.close()

@@ -25,12 +25,21 @@ def spec_for(part_id):
         raise ValueError(f"unknown part {part_id!r}; the checkable parts are {', '.join(SPECS)}") from None
 
 
-def grade_part(part_id, value) -> PartResult:
+def grade_part(part_id, value, answers=None) -> PartResult:
     """The verdict on one part from its serialized answer ``{name: value}``.
 
-    Never raises on a malformed value: every item that cannot be read fails with a hint.
+    `answers`, the submission's answer cells (``{slot: [sources]}``), adds the static reading of
+    the part's functions to what the kernel recorded of their calls (parts with an own-work rule;
+    `labkit_instructor.checks.own_work`). Never raises on a malformed value: every item that
+    cannot be read fails with a hint.
     """
     spec = spec_for(part_id)
+    if answers is not None:
+        from labkit_instructor import EXERCISES
+        from labkit_instructor.checks.own_work import with_static_findings
+        exercise = next((ex for ex in EXERCISES.values() if part_id in ex.parts), None)
+        if exercise is not None:
+            value = with_static_findings(part_id, value, answers, exercise)
     try:
         items = spec.grade(value)
     except Exception as exc:      # a value so malformed that the grade function itself failed

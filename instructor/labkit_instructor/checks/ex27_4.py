@@ -26,6 +26,26 @@ def _ev_bet_jack(call_queen):
     return 0.5 * -2 + 0.5 * (call_queen * -2 + (1 - call_queen) * 1)
 
 
+def _branch_hint(got, expected, probes, branch_of, names):
+    """Which branch of a payoff function is wrong, from its values at the probes.
+
+    `got` and `expected` are the student's values and the right ones at `probes`; the difference
+    is split by the probe coordinate only one branch depends on (`branch_of(probe)`, e.g. the
+    bluffing probability, which only the J branch reads): a difference that does not change with
+    that coordinate comes from the other branch. Returns the key of `names` to blame: "both
+    halves" (every value twice the right one: the card probabilities of 1/2 left out), "fixed"
+    (the branch that ignores the coordinate) or "varying"."""
+    got, expected = np.asarray(got, float), np.asarray(expected, float)
+    if np.allclose(got, 2 * expected, atol=1e-9):
+        return names["both halves"]
+    gap = got - expected
+    groups = {}
+    for d, probe in zip(gap, probes):
+        groups.setdefault(branch_of(probe)[0], []).append((branch_of(probe)[1], d))
+    varies = any(max(d for _, d in g) - min(d for _, d in g) > 1e-9 for g in groups.values() if len(g) > 1)
+    return names["varying"] if varies else names["fixed"]
+
+
 def _grade_27_4_a(value):
     g = Grader(value)
     g.item("betting the Q", 1,
@@ -34,11 +54,18 @@ def _grade_27_4_a(value):
 
     def check_fn():
         results = probe_results(value, "ev_check_queen", len(CALL_BLUFF_GRID))
-        for r, (c, b) in zip(results, CALL_BLUFF_GRID):
-            if abs(as_number(r, "ev_check_queen(call, bluff)") - _ev_check_queen(c, b)) > 1e-9:
-                return ("`ev_check_queen(call, bluff)` is wrong for some (call, bluff): after a check, "
-                        "player 2 bets the K and bluffs the J with probability bluff")
-        return None
+        got = [as_number(r, "ev_check_queen(call, bluff)") for r in results]
+        expected = [_ev_check_queen(c, b) for c, b in CALL_BLUFF_GRID]
+        if np.allclose(got, expected, rtol=0, atol=1e-9):
+            return None
+        # only the J branch reads `bluff`: a gap that does not move with it is in the K branch
+        return _branch_hint(got, expected, CALL_BLUFF_GRID, lambda probe: (probe[0], probe[1]), {
+            "both halves": "`ev_check_queen(call, bluff)` is twice the right value everywhere: player 2 holds the J or "
+                           "the K, each with probability 1/2",
+            "fixed": "`ev_check_queen(call, bluff)` is off in the K branch: after a check the K always bets, and "
+                     "player 1 then calls with probability call",
+            "varying": "`ev_check_queen(call, bluff)` is off in the J branch: after a check the J bluffs with "
+                       "probability bluff (player 1 then calls with probability call), or checks to a showdown"})
 
     def call():
         c = as_number(reported(value, "call_with_queen"), "call_with_queen")
@@ -57,10 +84,18 @@ def _grade_27_4_b(value):
 
     def bet_jack():
         results = probe_results(value, "ev_bet_jack", len(QUEEN_CALL_GRID))
-        for r, (q,) in zip(results, QUEEN_CALL_GRID):
-            if abs(as_number(r, "ev_bet_jack(q)") - _ev_bet_jack(q)) > 1e-9:
-                return "`ev_bet_jack(q)` is wrong for some q: player 2 always calls with the K"
-        return None
+        got = [as_number(r, "ev_bet_jack(q)") for r in results]
+        expected = [_ev_bet_jack(q) for (q,) in QUEEN_CALL_GRID]
+        if np.allclose(got, expected, rtol=0, atol=1e-9):
+            return None
+        # only the Q branch reads q: a gap that is the same for every q is in the K branch
+        return _branch_hint(got, expected, QUEEN_CALL_GRID, lambda probe: (0, probe[0]), {
+            "both halves": "`ev_bet_jack(q)` is twice the right value everywhere: player 2 holds the Q or the K, each "
+                           "with probability 1/2",
+            "fixed": "`ev_bet_jack(q)` is off by the same amount for every q, so the K branch is wrong: player 2 "
+                     "always calls a bet with the K",
+            "varying": "`ev_bet_jack(q)` is off in the Q branch: with the Q, player 2 calls with probability q and "
+                       "folds otherwise"})
 
     def indifference():
         q = as_number(reported(value, "call_queen_p2"), "call_queen_p2")

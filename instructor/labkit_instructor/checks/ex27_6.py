@@ -10,7 +10,8 @@ from labkit_instructor.checks.base import (ACTIONS3, Grader, Wrong, as_action, a
     part_spec, probe_results, reported)
 
 
-LEARNER_SEEDS = [(s,) for s in range(10)]
+LEARNER_SEEDS = [(s,) for s in range(2700, 2730)]   # the grader's own; the public check uses 100 and 101
+MISSING_THE_OPTIMUM = 0.6        # share of the runs that must end away from the optimum
 
 
 def climbing_payoffs():
@@ -71,10 +72,16 @@ def _grade_27_6_c(value):
     best = tuple(int(i) for i in np.unravel_index(np.argmax(A), A.shape))
 
     def simulation():
+        # a simulation of learners that explore at random ends differently for some seeds; an answer
+        # that is the same for all of them states an outcome instead of simulating it
         results = probe_results(value, "independent_learners", len(LEARNER_SEEDS))
         pairs = [as_pair(r, "independent_learners(seed)") for r in results]
+        if len(set(pairs)) == 1:
+            return (f"all {len(pairs)} seeds end at the same joint action: simulate the two learners with the "
+                    "seed's random numbers (np.random.default_rng(seed)), exploring long enough that the runs "
+                    "can end differently")
         wrong = sum(p != best for p in pairs)
-        if wrong < 6:
+        if wrong < MISSING_THE_OPTIMUM * len(pairs):
             return ("most of your runs reach the optimum; the pathology shows with value estimates "
                     "averaged over an exploring partner")
         return None
@@ -84,7 +91,7 @@ def _grade_27_6_c(value):
         return None if "overgeneraliz" in text or "overgeneralis" in text else \
             "the pathology has a name in the cooperative MARL literature (two words)"
 
-    g.item("independent learners miss the optimum", 1, simulation)
+    g.item("simulated learners, runs that differ with the seed, missing the optimum", 1, simulation)
     g.item("name of the pathology", 1, name)
     return g.items
 

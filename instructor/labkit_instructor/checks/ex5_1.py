@@ -114,7 +114,7 @@ def _grade_b(value):
                              sum(w * p for w, p in zip(sigma[1], pops[1])))
             if np.allclose(policy, plain, atol=1e-9):
                 return ("your policy averages the population's tables; a mixture of policies weights each one's "
-                        "action probabilities by its own reach of the infoset (lk.TabularPolicy.mixture)")
+                        "action probabilities by how likely that member is to reach the infoset")
             return "the NashConv of your final policy is not 0: run double oracle until no best response is new"
         return None
 

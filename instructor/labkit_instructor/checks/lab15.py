@@ -12,30 +12,51 @@ student's answer that matches a twin gets the hint that names the missing ingred
 The probes are the grader's own: three policies (uniform, a random one, a CFR average), random
 numbers drawn from seeds the student does not see, and seeds for the Monte Carlo runs.
 
-Time. Where the lab asks for speed (NashConv, 1,000 iterations of CFR+), the parts' specs time
-the probe calls (``timing``: the budget, and how many runs a slow call gets; the reporter keeps
-the fastest) and the check reads the seconds from ``value["__seconds__"][name]`` (a list, one per
-probe). A call counts as too slow only beyond `SPEED_MARGIN` times the budget the lab states, so
-that a busy grading machine does not cost a correct, fast-enough answer its point. Without
-recorded seconds the speed item is decided by correctness alone.
+Own work. Parts (b)-(j) ask the student to write an evaluator or a solver; the lab states that
+their functions may use the game, its arrays and `TabularPolicy`, not labkit's solvers and
+evaluators (`labkit.grading.public.lab15.OWN_WORK`). The kernel's reporter records every call
+into those while the part's probes run (`labkit.grading.own_work`), and `own_work_gate` gives
+such a part 0 with a hint that names the call. Expected values still come from labkit, here.
+
+Time. Where the lab asks for speed (NashConv, 1,000 iterations of CFR+), the budgets are CPU
+seconds of the kernel during the call (every thread counted), which a loaded machine barely
+changes. NashConv is timed at policies the kernel draws afresh for each call (`labkit.grading.fresh`:
+a cache or an earlier cell cannot hold the answer); 1,000 iterations of CFR+ cannot be drawn
+afresh, so a call that returns sooner than the iterations can take (`CFR_PLUS_1000_FLOOR`) was
+computed before it. A thread busy with the notebook's code when a timed call begins means work
+done outside the call: no speed point either way. A call counts as too slow only beyond
+`SPEED_MARGIN` times the budget the lab states. The other parts with heavy probes declare CPU
+budgets too (`timing`), so that the grader gives their check cells time for them.
+
+The curves of (k) are checked point by point against labkit: CFR, CFR+, both MMD runs and PSRO
+exactly (the iterations read off the histories touched), the two MCCFR curves against the spread
+of labkit's own runs at the same number of histories touched. Made-up curves fail.
 """
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
+from labkit.grading import fresh
+from labkit.grading.checking import cpu_seconds, own_work_gate, recorded
+from labkit.grading.public.lab15 import OWN_WORK
 from labkit_instructor.checks.sampling import sampled_regrets
 from labkit_instructor.checks.base import (Grader, Wrong, as_array, as_number, kind_of, part_spec,
                                            probe_results, reported)
 
 GAME = "leduc_poker"
 EXPLORATION = 0.6
-NASH_CONV_SECONDS = 1.0          # per NashConv on Leduc (the lab's budget)
-NASH_CONV_REPEATS = 3            # runs a slow NashConv gets; the fastest counts
-CFR_PLUS_1000_SECONDS = 60.0     # 1,000 iterations of CFR+ (the lab's budget)
-CFR_PLUS_1000_REPEATS = 1        # a minute-long run already averages out a busy moment
+NASH_CONV_SECONDS = 1.0          # CPU seconds per NashConv on Leduc (the lab's budget)
+NASH_CONV_REPEATS = 1            # CPU time hardly varies: a timed call runs once
+FRESH_POLICIES = 2               # timed NashConv calls, at policies drawn afresh in the kernel
+CFR_PLUS_1000_SECONDS = 60.0     # CPU seconds for 1,000 iterations of CFR+ (the lab's budget)
+CFR_PLUS_1000_REPEATS = 1
+CFR_PLUS_1000_FLOOR = 0.01       # CPU seconds: 1,000 iterations cannot take less (0.5 ns per history per pass)
 SPEED_MARGIN = 1.5               # too slow means slower than SPEED_MARGIN x the budget
+SAMPLED_MEANS_SECONDS = 20.0     # CPU budget of one sampled_regret_means probe (2,000 episodes)
+MCCFR_SECONDS = 30.0             # CPU budget of one mccfr probe (5,000 or 1,000 iterations)
 STREAM_LENGTH = {"outcome": 16, "external": 64}    # more random numbers than one episode uses
 MEAN_STREAMS = 2000              # episodes behind the unbiasedness check
 MCCFR_RUNS = {"outcome": 5000, "external": 1000}   # iterations of the seeded runs
@@ -44,6 +65,12 @@ MCCFR_BAND = (0.8, 1.25)         # band = [0.8 x smallest, 1.25 x largest] of la
 CFR_PLUS_1000_BAND = (0.8, 1.25)  # NashConv after 1,000 iterations, as a multiple of labkit's
 REQUIRED_CURVES = ("CFR", "CFR+", "MCCFR (outcome sampling)", "MCCFR (external sampling)",
                    "MMD (no magnet)", "MMD (magnet)", "PSRO")
+MMD_ALPHA = 0.02                 # the magnet's weight in (k); both MMD runs use the step size it gives
+CURVE_ITERATIONS = 5000          # points of the exact curves beyond this many iterations are not checked
+CURVE_MCCFR_ITERATIONS = {"outcome": 50_000, "external": 10_000}   # labkit's runs behind the MCCFR band
+CURVE_MCCFR_SEEDS = range(300, 320)
+CURVE_POINTS = 3                 # points of each curve the check must be able to compare, at least
+EXACT = 1e-6                     # relative gap of a deterministic curve's point from labkit's
 
 
 def leduc():
@@ -107,15 +134,6 @@ MCCFR_PROBES = [("outcome", MCCFR_RUNS["outcome"], 4401), ("outcome", MCCFR_RUNS
 
 
 # ------------------------------------------------------------------ reading answers
-def probe_seconds(value, name):
-    """Seconds per probe call of `name`, if the reporter recorded them (else None)."""
-    seconds = value.get("__seconds__") if isinstance(value, dict) else None
-    times = seconds.get(name) if isinstance(seconds, dict) else None
-    if isinstance(times, list) and all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in times):
-        return [float(t) for t in times]
-    return None
-
-
 def as_policy(v, name):
     """An (I, A) array of probabilities on Leduc: rows on the simplex, zero on illegal actions."""
     game = leduc()
@@ -276,6 +294,15 @@ def _grade_c(value):
     return g.items
 
 
+NASH_CONV_PROBES = [(p,) for p in POLICIES] + [(fresh.marker("leduc_policy"),)] * FRESH_POLICIES
+FRESH_INDICES = range(len(POLICIES), len(NASH_CONV_PROBES))
+
+
+def busy_hint(name):
+    return (f"while `{name}` was timed, a thread was running your notebook's code: work done outside the "
+            "timed call earns no speed point")
+
+
 def _grade_d(value):
     import labkit as lk
     g = Grader(value)
@@ -283,7 +310,7 @@ def _grade_d(value):
     state = {}
 
     def correct():
-        results = probe_results(value, "nash_conv", len(POLICIES))
+        results = probe_results(value, "nash_conv", len(NASH_CONV_PROBES))
         for r, policy in zip(results, POLICIES):
             got, exact = as_number(r, "nash_conv(policy)"), lk.nash_conv(game, policy)
             if abs(got - exact) > 1e-9 * max(1, abs(exact)):
@@ -295,16 +322,30 @@ def _grade_d(value):
     def fast():
         if not state.get("correct"):
             return "a fast NashConv counts once it is right"
-        seconds = probe_seconds(value, "nash_conv")
-        if seconds is not None and max(seconds) > NASH_CONV_SECONDS * SPEED_MARGIN:
-            return (f"your NashConv is right, but one call took {max(seconds):.1f} s, over the budget of "
-                    f"{NASH_CONV_SECONDS:g} s: avoid a Python loop or recursion per history -- vectorize over the "
-                    "infosets with numpy passes over the tree's levels (reach top-down, values bottom-up), or "
-                    "memoize each history's value so that it is computed once")
+        results = probe_results(value, "nash_conv", len(NASH_CONV_PROBES))
+        seeds = recorded(value, "__fresh__", "nash_conv")
+        seconds = cpu_seconds(value, "nash_conv")
+        if not seeds or not seconds or len(seeds) != len(results) or any(
+                seeds[k] is None or seconds[k] is None for k in FRESH_INDICES):
+            return "your NashConv could not be timed at a new policy (was the notebook checked by this grader?)"
+        for k in FRESH_INDICES:
+            exact = lk.nash_conv(game, fresh.draw("leduc_policy", seeds[k]))
+            if abs(as_number(results[k], "nash_conv(policy)") - exact) > 1e-9 * max(1, abs(exact)):
+                return ("your NashConv is right at the grader's policies but not at the new ones it drew for the "
+                        "timing: does it depend on something other than its argument?")
+        if any(recorded(value, "__busy__", "nash_conv")[k] for k in FRESH_INDICES):
+            return busy_hint("nash_conv")
+        slowest = max(seconds[k] for k in FRESH_INDICES)
+        if slowest > NASH_CONV_SECONDS * SPEED_MARGIN:
+            return (f"your NashConv is right, but one call took {slowest:.1f} CPU s at a policy it had not seen, "
+                    f"over the budget of {NASH_CONV_SECONDS:g} s: avoid a Python loop or recursion per history -- "
+                    "vectorize over the infosets with numpy passes over the tree's levels (reach top-down, values "
+                    "bottom-up), or memoize each history's value within a call so that it is computed once "
+                    "(a cache across calls does not help: every timed policy is new)")
         return None
 
     g.item("NashConv at the grader's policies", 1, correct)
-    g.item(f"under {NASH_CONV_SECONDS:g} s per NashConv", 1, fast)
+    g.item(f"under {NASH_CONV_SECONDS:g} CPU s per NashConv", 1, fast)
     return g.items
 
 
@@ -426,9 +467,17 @@ def _grade_g(value):
         if not CFR_PLUS_1000_BAND[0] * ref <= got <= CFR_PLUS_1000_BAND[1] * ref:
             return ("after 1,000 iterations your CFR+ average is further from labkit's than rounding explains: "
                     "get 100 iterations right first")
-        seconds = probe_seconds(value, "cfr_plus")
-        if seconds is not None and seconds[0] is not None and seconds[0] > CFR_PLUS_1000_SECONDS * SPEED_MARGIN:
-            return (f"your CFR+ is right, but 1,000 iterations took {seconds[0]:.0f} s, over the budget of "
+        seconds = cpu_seconds(value, "cfr_plus")
+        if not seconds or seconds[0] is None:
+            return "your cfr_plus(1000) could not be timed (was the notebook checked by this grader?)"
+        if (recorded(value, "__busy__", "cfr_plus") or [0])[0]:
+            return busy_hint("cfr_plus")
+        if seconds[0] < CFR_PLUS_1000_FLOOR:
+            return (f"cfr_plus(1000) returned after {seconds[0]:.4f} CPU s, less than 1,000 iterations of CFR+ on "
+                    "Leduc can take: its result was computed before the call (a cache, a thread, an earlier cell), "
+                    "and the point is for computing it in the call")
+        if seconds[0] > CFR_PLUS_1000_SECONDS * SPEED_MARGIN:
+            return (f"your CFR+ is right, but 1,000 iterations took {seconds[0]:.0f} CPU s, over the budget of "
                     f"{CFR_PLUS_1000_SECONDS:g} s: compute the counterfactual values of all infosets in one numpy "
                     "pass per level of the tree instead of a Python loop or recursion per history, and reuse "
                     "the tree's arrays between iterations rather than rebuilding them")
@@ -580,8 +629,137 @@ def _grade_j(value):
 
 
 # ------------------------------------------------------------------ (k): the comparison
+class _Trajectory:
+    """NashConv of a deterministic labkit solver's policy after T iterations, computed on demand
+    (the solver runs on as far as asked, once; the grader's threads share it under a lock)."""
+
+    def __init__(self, make, policy):
+        self.make, self.policy = make, policy
+        self.solver, self.values, self.lock = None, {}, threading.Lock()
+
+    def at(self, iterations):
+        import labkit as lk
+        with self.lock:
+            for T in sorted(set(iterations) - set(self.values)):
+                if self.solver is None or self.solver.iteration > T:
+                    self.solver = self.make()
+                self.solver.run(T - self.solver.iteration)
+                self.values[T] = lk.nash_conv(leduc(), self.policy(self.solver))
+            return {T: self.values[T] for T in iterations}
+
+
+@functools.lru_cache(maxsize=None)
+def curve_reference(name):
+    """The labkit run behind an exact curve of (k)."""
+    import labkit as lk
+    average, current = (lambda s: s.average_policy().probs), (lambda s: s.current_policy().probs)
+    step = lk.MMD(leduc(), alpha=MMD_ALPHA).stepsize
+    makers = {"CFR": (lambda: lk.CFR(leduc()), average),
+              "CFR+": (lambda: lk.CFRPlus(leduc()), average),
+              "MMD (no magnet)": (lambda: lk.MMD(leduc(), alpha=0.0, stepsize=step), current),
+              "MMD (magnet)": (lambda: lk.MMD(leduc(), alpha=MMD_ALPHA, stepsize=step), current)}
+    return _Trajectory(*makers[name])
+
+
+_psro_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=None)
+def psro_history(iterations):
+    """NashConv of labkit's PSRO mixture (`lk.PSRO(leduc, "nash")`) after 0, 1, ..., iterations."""
+    import warnings
+    import labkit as lk
+    with _psro_lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # repeated best responses
+        psro = lk.PSRO(leduc(), meta_solver="nash")
+        psro.run(iterations)
+    return [v for _, v in psro.nash_conv_history]
+
+
+@functools.lru_cache(maxsize=None)
+def mccfr_curves(sampling):
+    """labkit's runs behind the band of an MCCFR curve: [(histories touched, NashConv)] at 25
+    checkpoints from 1 to `CURVE_MCCFR_ITERATIONS` iterations, one run per seed."""
+    import labkit as lk
+    T = CURVE_MCCFR_ITERATIONS[sampling]
+    marks = np.unique(np.round(np.logspace(0, np.log10(T), 25)).astype(int))
+    runs = []
+    for seed in CURVE_MCCFR_SEEDS:
+        solver = lk.MCCFR(leduc(), sampling=sampling, seed=seed, exploration=EXPLORATION)
+        x, y = [], []
+        for mark in marks:
+            solver.run(int(mark) - solver.iteration)
+            x.append(solver.nodes_touched)
+            y.append(solver.nash_conv())
+        runs.append((np.array(x, float), np.array(y)))
+    return runs
+
+
+def mccfr_curve_band(sampling, x):
+    """(low, high) of the band at histories touched `x` (arrays), NaN outside the range every
+    reference run covers: [0.8 x smallest, 1.25 x largest] of labkit's runs, interpolated in log-log."""
+    runs = mccfr_curves(sampling)
+    first, last = max(r[0][0] for r in runs), min(r[0][-1] for r in runs)
+    x = np.asarray(x, float)
+    inside = (x >= first) & (x <= last)
+    values = np.array([np.exp(np.interp(np.log(np.where(inside, x, first)), np.log(rx), np.log(ry)))
+                       for rx, ry in runs])
+    low = np.where(inside, MCCFR_BAND[0] * values.min(axis=0), np.nan)
+    high = np.where(inside, MCCFR_BAND[1] * values.max(axis=0), np.nan)
+    return low, high
+
+
+def _exact_curve(name, x, y, cost, label):
+    """None, or the hint for the first point of an exact curve that is not labkit's."""
+    T = x / cost
+    if np.any(np.abs(T - np.round(T)) > 1e-6 * T) or np.any(np.round(T) < 1):
+        return (f"`curves[{name!r}]`: charge {cost:,} histories touched per iteration, so every point sits at a "
+                f"whole number of iterations; {x[np.argmax(np.abs(T - np.round(T)))]:,.0f} does not")
+    T = np.round(T).astype(int)
+    checked = [k for k in range(len(T)) if T[k] <= CURVE_ITERATIONS]
+    if len(checked) < CURVE_POINTS:
+        return (f"`curves[{name!r}]` needs {CURVE_POINTS} or more points within the first {CURVE_ITERATIONS:,} "
+                "iterations, for the grader to compare")
+    reference = curve_reference(name).at([int(T[k]) for k in checked])
+    for k in checked:
+        ref = reference[int(T[k])]
+        close = abs(y[k] - ref) <= EXACT * max(1.0, abs(ref))
+        if name == "CFR+" and T[k] > 100:             # rounding parts CFR+ runs after a few hundred iterations
+            close = CFR_PLUS_1000_BAND[0] * ref <= y[k] <= CFR_PLUS_1000_BAND[1] * ref
+        if not close:
+            return (f"`curves[{name!r}]`: after {T[k]:,} iterations ({x[k]:,.0f} histories) your curve says "
+                    f"NashConv {y[k]:.4g}, but {label} has {ref:.4g}: plot the exact NashConv of what the "
+                    "solver computes")
+    return None
+
+
+def _psro_curve(x, y):
+    history = psro_history(min(len(y) + 1, 60))
+    for offset in (1, 0):                             # with or without the first policy's point
+        ref = history[offset:offset + len(y)]
+        if len(ref) == len(y) and all(abs(a - b) <= EXACT * max(1.0, abs(b)) for a, b in zip(y, ref)):
+            return None
+    return ("`curves['PSRO']` is not the NashConv of lk.PSRO(leduc, \"nash\")'s mixture iteration by iteration "
+            "(nash_conv_history)")
+
+
+def _mccfr_curve(name, sampling, x, y):
+    low, high = mccfr_curve_band(sampling, x)
+    checked = np.flatnonzero(~np.isnan(low))
+    if len(checked) < CURVE_POINTS:
+        return (f"`curves[{name!r}]` needs {CURVE_POINTS} or more points between {x.min():,.0f} and the "
+                f"histories touched by {CURVE_MCCFR_ITERATIONS[sampling]:,} iterations, for the grader to compare")
+    for k in checked:
+        if not low[k] <= y[k] <= high[k]:
+            return (f"`curves[{name!r}]`: at {x[k]:,.0f} histories touched your curve says NashConv {y[k]:.3g}, "
+                    f"outside what labkit's runs give there ({low[k]:.3g} to {high[k]:.3g}): count the histories "
+                    "each episode visits, and plot the exact NashConv of your average")
+    return None
+
+
 def _grade_k(value):
     g = Grader(value)
+    H = leduc().num_histories
 
     def curves():
         table = reported(value, "curves")
@@ -590,6 +768,7 @@ def _grade_k(value):
         missing = [name for name in REQUIRED_CURVES if name not in table]
         if missing:
             return f"`curves` has no curve named {missing[0]!r}"
+        points = {}
         for name in REQUIRED_CURVES:
             pair = table[name]
             if not isinstance(pair, list) or len(pair) != 2:
@@ -599,25 +778,41 @@ def _grade_k(value):
                 return f"`curves[{name!r}]` needs two equally long sequences of 5 or more numbers"
             if np.any(np.diff(x) <= 0) or x[0] <= 0 or np.any(y < -1e-9):
                 return f"`curves[{name!r}]`: histories touched must grow and NashConv cannot be negative"
-        return None
+            points[name] = (x, y)
+        return (_exact_curve("CFR", *points["CFR"], H, "CFR (your cfr, as (e) checks it)")
+                or _exact_curve("CFR+", *points["CFR+"], 2 * H, "CFR+ (your cfr_plus, as (f) checks it)")
+                or _mccfr_curve("MCCFR (outcome sampling)", "outcome", *points["MCCFR (outcome sampling)"])
+                or _mccfr_curve("MCCFR (external sampling)", "external", *points["MCCFR (external sampling)"])
+                or _exact_curve("MMD (no magnet)", *points["MMD (no magnet)"], H,
+                                "lk.MMD(leduc, alpha=0) with the lab's step size")
+                or _exact_curve("MMD (magnet)", *points["MMD (magnet)"], H,
+                                f"lk.MMD(leduc, alpha={MMD_ALPHA}) with the lab's step size")
+                or _psro_curve(*points["PSRO"]))
 
-    g.item("the curves of the figure", 1, curves)
+    g.item("the curves of the figure, point by point", 1, curves)
     return g.items
+
+
+def _own(part, grade):
+    return own_work_gate(part, OWN_WORK[part], grade)
 
 
 PARTS = [
     part_spec("L15(a)", ["counts"], _grade_a, 2),
-    part_spec("L15(b)", ["expected_payoff"], _grade_b, 2, {"expected_payoff": [(p,) for p in POLICIES]}),
-    part_spec("L15(c)", ["best_response_value"], _grade_c, 2, {"best_response_value": BR_PROBES}),
-    part_spec("L15(d)", ["nash_conv"], _grade_d, 2, {"nash_conv": [(p,) for p in POLICIES]},
+    part_spec("L15(b)", ["expected_payoff"], _own("L15(b)", _grade_b), 2, {"expected_payoff": [(p,) for p in POLICIES]}),
+    part_spec("L15(c)", ["best_response_value"], _own("L15(c)", _grade_c), 2, {"best_response_value": BR_PROBES}),
+    part_spec("L15(d)", ["nash_conv"], _own("L15(d)", _grade_d), 2, {"nash_conv": NASH_CONV_PROBES},
               {"nash_conv": (NASH_CONV_SECONDS, NASH_CONV_REPEATS)}),
-    part_spec("L15(e)", ["cfr"], _grade_e, 2, {"cfr": CFR_PROBES}),
-    part_spec("L15(f)", ["cfr_plus"], _grade_f, 2, {"cfr_plus": CFR_PROBES}),
-    part_spec("L15(g)", ["cfr_plus"], _grade_g, 1, {"cfr_plus": [(1000,)]},
+    part_spec("L15(e)", ["cfr"], _own("L15(e)", _grade_e), 2, {"cfr": CFR_PROBES}),
+    part_spec("L15(f)", ["cfr_plus"], _own("L15(f)", _grade_f), 2, {"cfr_plus": CFR_PROBES}),
+    part_spec("L15(g)", ["cfr_plus"], _own("L15(g)", _grade_g), 1, {"cfr_plus": [(1000,)]},
               {"cfr_plus": (CFR_PLUS_1000_SECONDS, CFR_PLUS_1000_REPEATS)}),
-    part_spec("L15(h)", ["outcome_sampling_regrets", "sampled_regret_means"], _grade_h, 2,
-              {"outcome_sampling_regrets": OUTCOME_PROBES, "sampled_regret_means": MEAN_PROBES}),
-    part_spec("L15(i)", ["external_sampling_regrets"], _grade_i, 1, {"external_sampling_regrets": EXTERNAL_PROBES}),
-    part_spec("L15(j)", ["mccfr"], _grade_j, 2, {"mccfr": MCCFR_PROBES}),
+    part_spec("L15(h)", ["outcome_sampling_regrets", "sampled_regret_means"], _own("L15(h)", _grade_h), 2,
+              {"outcome_sampling_regrets": OUTCOME_PROBES, "sampled_regret_means": MEAN_PROBES},
+              {"sampled_regret_means": (SAMPLED_MEANS_SECONDS, 1)}),
+    part_spec("L15(i)", ["external_sampling_regrets"], _own("L15(i)", _grade_i), 1,
+              {"external_sampling_regrets": EXTERNAL_PROBES}),
+    part_spec("L15(j)", ["mccfr"], _own("L15(j)", _grade_j), 2, {"mccfr": MCCFR_PROBES},
+              {"mccfr": (MCCFR_SECONDS, 1)}),
     part_spec("L15(k)", ["curves"], _grade_k, 1),
 ]

@@ -131,7 +131,7 @@ EXERCISE = Exercise("27.1", "27_1_no_regret_minimax", "No-regret learning solves
 
         $$\max_x x^\top A \bar y - \min_y \bar x^\top A y = \frac{R_1 + R_2}{T}.$$
     """),
-    written("27.1(a)", PROOF_A),
+    written("27.1(a)", PROOF_A, points=2),
     md(r"""
         **Check it in numbers.** Write `learn(A, T)`, self-play of a no-regret learner of your choice
         (Hedge is the natural one), `regrets(A, xs, ys)` from the definitions above, and
@@ -147,7 +147,7 @@ EXERCISE = Exercise("27.1", "27_1_no_regret_minimax", "No-regret learning solves
         sequence of payoffs they face. Deduce from (a) that
         $\max_x \min_y x^\top A y = \min_y \max_x x^\top A y$.
     """),
-    written("27.1(b)", PROOF_B),
+    written("27.1(b)", PROOF_B, points=2),
     md(r"""
         **In numbers.** Write `value_bracket(A, T)` returning $(\min_y \bar x^\top A y,\ \max_x x^\top A \bar y)$
         after $T$ rounds of your learner. Your proof says the value of the game lies in between; watch

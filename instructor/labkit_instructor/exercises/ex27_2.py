@@ -91,7 +91,7 @@ EXERCISE = Exercise("27.2", "27_2_biased_rock_paper_scissors", "The biased rock-
         Explain why the value of this game is 0. Then compute it (an LP, e.g.
         `lk.zero_sum_equilibrium`, or `scipy.optimize.linprog`) and store it in `value`.
     """),
-    written("27.2(a)", WHY_ZERO),
+    written("27.2(a)", WHY_ZERO, points=1),
     answer("27.2(a)", "value = ...", VALUE_SOLUTION),
     check("27.2(a)"),
     md(r"""
@@ -100,7 +100,7 @@ EXERCISE = Exercise("27.2", "27_2_biased_rock_paper_scissors", "The biased rock-
         of a linear system (`equilibrium`) and compute `payoffs_against_equilibrium`, the payoff of
         each pure strategy of the row player against it.
     """),
-    written("27.2(b)", UNIQUE),
+    written("27.2(b)", UNIQUE, points=2),
     answer("27.2(b)", "equilibrium = ...\npayoffs_against_equilibrium = ...", EQUILIBRIUM_SOLUTION),
     check("27.2(b)"),
     md(r"""
@@ -111,7 +111,7 @@ EXERCISE = Exercise("27.2", "27_2_biased_rock_paper_scissors", "The biased rock-
         reply wins over the average's own payoff, and `nash_conv_of_average` to the NashConv of both
         players using the average.
     """),
-    written("27.2(c)", GAIN),
+    written("27.2(c)", GAIN, points=1),
     answer("27.2(c)", "cycle_average = ...\nbest_response_to_average = ...\ngain = ...\nnash_conv_of_average = ...",
            CYCLE_SOLUTION),
     check("27.2(c)"),

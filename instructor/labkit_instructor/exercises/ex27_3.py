@@ -191,7 +191,7 @@ EXERCISE = Exercise("27.3", "27_3_mirror_descent_orbits", "Why mirror descent or
         ## (a) A conserved quantity
         Prove that $D$ stays constant along every trajectory.
     """),
-    written("27.3(a)", PROOF_A),
+    written("27.3(a)", PROOF_A, points=2),
     md(r"""
         **In numbers.** Write the right-hand side `replicator(t, z, A)` for `scipy.integrate.solve_ivp`
         ($z$ stacks $x$ and $y$), integrate from $x_0 = (0.5, 0.3, 0.2)$, $y_0 = (0.2, 0.3, 0.5)$ with tight
@@ -206,7 +206,7 @@ EXERCISE = Exercise("27.3", "27_3_mirror_descent_orbits", "Why mirror descent or
         $x_{t+1} \propto x_t e^{\eta A y_t}$, $y_{t+1} \propto y_t e^{-\eta A^\top x_t}$, with $\eta = 0.1$,
         from $(x_0, y_0)$ (201 values, round 0 included).
     """),
-    written("27.3(b)", ANSWER_B),
+    written("27.3(b)", ANSWER_B, points=1),
     answer("27.3(b)", HEDGE_TEMPLATE, HEDGE_SOLUTION),
     check("27.3(b)"),
     md(r"""
@@ -220,7 +220,7 @@ EXERCISE = Exercise("27.3", "27_3_mirror_descent_orbits", "Why mirror descent or
         store $D_{\mathrm{KL}}(\hat x\|x) + D_{\mathrm{KL}}(\hat y\|y)$ along a regularized trajectory from
         $(x_0, y_0)$ in `kl_regularized`.
     """),
-    written("27.3(c)", PROOF_C),
+    written("27.3(c)", PROOF_C, points=2),
     answer("27.3(c)", REGULARIZED_TEMPLATE, REGULARIZED_SOLUTION),
     check("27.3(c)"),
 ))

@@ -145,7 +145,7 @@ EXERCISE = Exercise("27.4", "27_4_kuhn_poker_by_hand", "Kuhn poker by hand", (
 
         In code: `ev_bet_queen`, the function `ev_check_queen(call, bluff)`, and `call_with_queen`.
     """),
-    written("27.4(a)", ANSWER_A),
+    written("27.4(a)", ANSWER_A, points=2),
     answer("27.4(a)", QUEEN_TEMPLATE, QUEEN_SOLUTION),
     check("27.4(a)"),
     md(r"""
@@ -156,7 +156,7 @@ EXERCISE = Exercise("27.4", "27_4_kuhn_poker_by_hand", "Kuhn poker by hand", (
 
         In code: the function `ev_bet_jack(q)` and the probability `call_queen_p2`.
     """),
-    written("27.4(b)", ANSWER_B),
+    written("27.4(b)", ANSWER_B, points=2),
     answer("27.4(b)", JACK_TEMPLATE, JACK_SOLUTION),
     check("27.4(b)"),
 ))

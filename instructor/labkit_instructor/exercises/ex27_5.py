@@ -211,7 +211,7 @@ EXERCISE = Exercise("27.5", "27_5_cfr_weightings", "The two weightings of CFR", 
         `average_policy_cfr`, and the average with both weightings swapped (regrets by own reach,
         average by the opponents' reach) in `average_policy_swapped`. The check measures NashConv.
     """),
-    written("27.5(a)", ANSWER_A),
+    written("27.5(a)", ANSWER_A, points=1),
     answer("27.5(a)", CFR_TEMPLATE, CFR_SOLUTION),
     check("27.5(a)"),
     md(r"""
@@ -225,7 +225,7 @@ EXERCISE = Exercise("27.5", "27_5_cfr_weightings", "The two weightings of CFR", 
         the plain, unweighted average of the two tables is from the coin flip's value, both against a
         player 2 who plays uniformly at random.
     """),
-    written("27.5(b)", ANSWER_B),
+    written("27.5(b)", ANSWER_B, points=1),
     answer("27.5(b)", MIXTURE_TEMPLATE, MIXTURE_SOLUTION),
     check("27.5(b)"),
 ))

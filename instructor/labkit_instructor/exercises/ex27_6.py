@@ -62,7 +62,7 @@ pathology = ...  # its name
 '''
 
 LEARNERS_SOLUTION = '''
-def independent_learners(seed, rounds=1000, step=0.1, explore=1.0, decay=0.99):
+def independent_learners(seed, rounds=1000, step=0.1, explore=1.0, decay=0.995):
     """Each agent keeps its own action values and ignores the other agent:
     epsilon-greedy play with exploration decaying from `explore`, values moved
     toward the shared payoff by `step`.
@@ -110,8 +110,10 @@ equilibrium $(b,b)$, a local summit worth 7. To reach $(a,a)$, one agent would h
 the other still plays $b$ or $c$, where $a$ earns $-30$ or 0, so its estimate of $a$ stays low: each
 agent values an action by its average over the partner's current (exploring) behaviour, not by the
 best outcome it could have with a coordinated partner. This pathology is called
-**relative overgeneralization**. In the simulation above, exploration dies out even before the
-climb to $(b,b)$, and the learners stop at $(c,c)$; no run finds $(a,a)$.
+**relative overgeneralization**. In the simulation above most runs stop at $(c,c)$; in the others
+the row agent has taken the first step, to $b$ (worth 6 against a partner still playing $c$), while
+the column agent still favours $c$: exploration dies out before the climb to $(b,b)$ is finished.
+No run finds $(a,a)$.
 '''
 
 EXERCISE = Exercise("27.6", "27_6_climbing_game", "Climbing to the wrong summit", (
@@ -150,7 +152,10 @@ EXERCISE = Exercise("27.6", "27_6_climbing_game", "Climbing to the wrong summit"
         Describe how two independent learners go on from there to a suboptimal equilibrium, and name
         this pathology (`pathology`). Simulate it: `independent_learners(seed)` runs two learners that
         each keep action values of their own, and returns the joint action they would play greedily at
-        the end. The check runs it for ten seeds.
+        the end. Draw the random numbers from `np.random.default_rng(seed)`: a seed then gives the
+        same run every time, while runs with different seeds can end differently, as learners that
+        explore at random do. The check runs it for 30 seeds of its own; an answer that ends the same
+        whatever the seed is not a simulation and earns at most half of this part.
     """),
     written("27.6(c)", ANSWER_C),
     answer("27.6(c)", LEARNERS_TEMPLATE, LEARNERS_SOLUTION),

@@ -106,7 +106,7 @@ EXERCISE = Exercise("27.7", "27_7_value_factorization", "What value factorizatio
         weighted equally. What is the greedy joint action of the fit? In code: `q_tot` (the fitted
         $3\times3$ table) and `greedy_joint_action`.
     """),
-    written("27.7(a)", ANSWER_A),
+    written("27.7(a)", ANSWER_A, points=1),
     answer("27.7(a)", VDN_TEMPLATE, VDN_SOLUTION),
     check("27.7(a)"),
     md(r"""
@@ -117,7 +117,7 @@ EXERCISE = Exercise("27.7", "27_7_value_factorization", "What value factorizatio
         $Q(a,b) = f(Q_1(a), Q_2(b))$ with $f$ non-decreasing in each argument fits it exactly. The check
         tries it on several tables.
     """),
-    written("27.7(b)", PROOF_B),
+    written("27.7(b)", PROOF_B, points=2),
     answer("27.7(b)", MONOTONIC_TEMPLATE, MONOTONIC_SOLUTION),
     check("27.7(b)"),
     md(r"""
@@ -125,5 +125,5 @@ EXERCISE = Exercise("27.7", "27_7_value_factorization", "What value factorizatio
         Why is it not enough to represent the argmax correctly, without the values, for methods trained
         by temporal-difference learning?
     """),
-    written("27.7(c)", ANSWER_C),
+    written("27.7(c)", ANSWER_C, points=1),
 ))

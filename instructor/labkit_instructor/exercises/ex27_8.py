@@ -103,7 +103,7 @@ EXERCISE = Exercise("27.8", "27_8_intransitive_preferences", "Intransitive prefe
         $\mathcal P(y \succ y') = \sigma(s(y) - s(y'))$ for some score $s$. In code: `logit_cycle_sum`, and a test `bradley_terry_consistent(P)` for any
         $3\times3$ preference matrix.
     """),
-    written("27.8(a)", ANSWER_A),
+    written("27.8(a)", ANSWER_A, points=2),
     answer("27.8(a)", BT_TEMPLATE, BT_SOLUTION),
     check("27.8(a)"),
     md(r"""
@@ -119,5 +119,5 @@ EXERCISE = Exercise("27.8", "27_8_intransitive_preferences", "Intransitive prefe
         ## (c) What the equilibrium means
         Interpret the equilibrium.
     """),
-    written("27.8(c)", ANSWER_C),
+    written("27.8(c)", ANSWER_C, points=1),
 ))

@@ -164,7 +164,7 @@ EXERCISE = Exercise("4.1", "4_1_sampled_counterfactual_values",
         and checks that the mean lies within a few standard errors of the exact values. Run the
         experiment yourself at a policy that is not uniform.
     """),
-    written("4.1(b)", PROOF),
+    written("4.1(b)", PROOF, points=2),
     answer("4.1(b)", MEAN_TEMPLATE, MEAN_SOLUTION),
     check("4.1(b)"),
 ))

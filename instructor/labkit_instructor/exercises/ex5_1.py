@@ -148,5 +148,5 @@ EXERCISE = Exercise("5.1", "5_1_double_oracle", "The exact meta-game and double 
     """),
     answer("5.1(b)", DOUBLE_ORACLE_TEMPLATE, DOUBLE_ORACLE_SOLUTION),
     check("5.1(b)"),
-    written("5.1(b)", WHY_IT_STOPS),
+    written("5.1(b)", WHY_IT_STOPS, points=1),
 ))

@@ -161,5 +161,5 @@ EXERCISE = Exercise("6.1", "6_1_deviation_regrets", "Counting deviations and mea
     """),
     answer("6.1(b)", REGRET_TEMPLATE, REGRET_SOLUTION),
     check("6.1(b)"),
-    written("6.1(b)", ANSWER_B),
+    written("6.1(b)", ANSWER_B, points=1),
 ))

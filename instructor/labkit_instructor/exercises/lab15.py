@@ -142,11 +142,11 @@ def nash_conv(policy):
     return sum(best_response_value(policy, p) - on_policy[p] for p in (0, 1))
 
 
-start = time.perf_counter()
+start = time.process_time()         # CPU time: what the grader measures, at any load
 value = nash_conv(uniform)
-seconds = time.perf_counter() - start
+seconds = time.process_time() - start
 print(f"NashConv of the uniform policy: {value:.10f}")
-print("one NashConv takes well under a second:", seconds < 0.5)
+print("one NashConv takes well under a CPU second:", seconds < 0.5)
 '''
 
 # ------------------------------------------------------------------ 3. CFR and CFR+
@@ -255,15 +255,15 @@ for T in (1, 10, 100):
 '''
 
 THOUSAND_TEMPLATE = '''
-# time 1,000 iterations of your cfr_plus here
+# time 1,000 iterations of your cfr_plus here (time.process_time() counts CPU seconds)
 '''
 
 THOUSAND_SOLUTION = '''
-start = time.perf_counter()
+start = time.process_time()
 average_1000 = cfr_plus(1000)
-seconds = time.perf_counter() - start
+seconds = time.process_time() - start
 print(f"CFR+, NashConv after 1,000 iterations: {nash_conv(average_1000):.2e}")
-print("1,000 iterations in less than a minute:", seconds < 60)
+print("1,000 iterations in less than a CPU minute:", seconds < 60)
 '''
 
 # ------------------------------------------------------------------ 4. Monte Carlo CFR
@@ -280,6 +280,8 @@ def sampled_regret_means(policy, player, streams):
 '''
 
 OUTCOME_SOLUTION = '''
+import math
+
 first_child = np.searchsorted(parent, np.arange(H))     # children are contiguous
 child_count = np.bincount(parent[1:], minlength=H)
 legal_actions = [np.flatnonzero(row) for row in legal]
@@ -289,6 +291,13 @@ keys = leduc.infoset_keys
 def pick(probs, u):
     """The first k whose cumulative probability exceeds u."""
     return min(int(np.searchsorted(np.cumsum(probs), u, side="right")), len(probs) - 1)
+
+
+def expected(sigma, values):
+    """sum_a sigma(a) values(a), rounded once from the exact sum: the same bits on every
+    CPU (a numpy dot product's rounding depends on the CPU's BLAS, and one flipped last
+    bit in a regret changes which action a later episode samples)."""
+    return math.fsum(sigma * values)
 
 
 def chance_probs(h):
@@ -321,7 +330,7 @@ def outcome_episode(strategy, player, draw, exploration, regrets, sums):
     for I, sigma, s, k, others, q, mine in reversed(path):
         values = np.zeros(len(sigma))
         values[k] = value / s[k]        # importance weight of the sampled action
-        value = sigma @ values
+        value = sigma[k] * values[k]    # the only nonzero term of sum_a sigma(a) values(a)
         regrets[I] = regrets.get(I, 0.0) + others / q * (values - value)
         if sums is not None:
             sums[I] = sums.get(I, 0.0) + mine / q * sigma
@@ -393,8 +402,9 @@ def external_episode(strategy, player, draw, regrets, sums):
         I = infoset[h]
         sigma = strategy(I)
         values = np.array([value(first_child[h] + k) for k in range(len(sigma))])
-        regrets[I] = regrets.get(I, 0.0) + values - sigma @ values
-        return sigma @ values
+        here = expected(sigma, values)
+        regrets[I] = regrets.get(I, 0.0) + values - here
+        return here
 
     value(0)
     return touched
@@ -484,7 +494,7 @@ curves = {
     "CFR": on_grid(cfr_averages(grid[-1]), H, grid),            # one pass per iteration
     "CFR+": on_grid(cfr_plus_averages(grid[-1]), 2 * H, grid),  # one pass per player
 }
-for sampling, T in (("outcome", 50_000), ("external", 10_000)):
+for sampling, T in (("outcome", 20_000), ("external", 5_000)):
     marks = np.unique(np.round(np.logspace(1, np.log10(T), 12)).astype(int))
     _, record = mccfr_run(sampling, T, 0, checkpoints=set(marks))
     curves[f"MCCFR ({sampling} sampling)"] = ([n for _, n, _ in record],
@@ -566,6 +576,18 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
         `leduc.levels[d]` (a `slice`), so a top-down pass handles the levels in order and a
         bottom-up pass in reverse, one numpy operation per level. The children of a history are
         contiguous, in the order of its legal actions (or chance outcomes).
+
+        **Your own work.** In parts (b) to (j) you write an evaluator or a solver, so your
+        functions may use numpy, the game (`leduc`, its arrays and methods, `lk.games`),
+        `lk.TabularPolicy` and `lk.uniform_policy`, and the functions you wrote in earlier parts,
+        but none of labkit's solvers and evaluators (`lk.expected_payoffs`, `lk.best_response`,
+        `lk.nash_conv`, `lk.CFR`, `lk.CFRPlus`, `lk.MCCFR`, anything else of `labkit.evaluate`,
+        `labkit.cfr`, `labkit.mccfr` and the other solver modules) and none of OpenSpiel. While
+        the grader calls a part's functions it records every call they make into that code, by
+        whatever name it is reached, and such a part earns 0; the check cell under the part tells
+        you the same before you hand in. Outside your functions you may call labkit freely, to
+        compare a result of yours with `lk.nash_conv(leduc, policy)`, say. Part (k) sets your
+        solvers beside labkit's MMD and PSRO, which it runs from labkit.
     """),
     how_to("L15"),
     SETUP,
@@ -588,7 +610,7 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
         Write `expected_payoff(policy)`, the two players' expected payoffs under a joint policy:
         $\sum_z \pi(z)\, u(z)$ over the terminal histories $z$, where $\pi(z)$ multiplies the
         probabilities of all the moves (chance's and the players') on the way to $z$. Use the
-        tree's arrays: reach probabilities top-down, level by level.
+        tree's arrays: reach probabilities top-down, level by level (not `lk.expected_payoffs`).
     """),
     answer("L15(b)", ARRAYS_TEMPLATE, ARRAYS_SOLUTION),
     check("L15(b)"),
@@ -602,19 +624,24 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
         response picks *one* action for all of them, the one with the largest counterfactual
         value $\sum_{h \in I} \pi_{-i}(h)\, v_i(h a)$, where $v_i(h a)$ already assumes the best
         response below. The grader probes your function at policies of its own, uniform and not.
+        Write it yourself: `lk.best_response` is what this part asks for.
     """),
     answer("L15(c)", BR_TEMPLATE, BR_SOLUTION),
     check("L15(c)"),
     md(r"""
         ### (d) NashConv, fast
         Write `nash_conv(policy)` $= \sum_i \bigl(\max_{\pi_i'} u_i(\pi_i', \pi_{-i}) - u_i(\pi)\bigr)$.
-        It must be exact (the grader compares with labkit's to $10^{-9}$) and fast: well under
-        a second per call, since the next parts call it after every few iterations. A Python
-        recursion that builds states takes seconds; one numpy pass per level of the tree, or a
-        recursion over the arrays that stores each history's value once, takes milliseconds.
-        The budget is 1 s per call: the grader times each of its calls, runs a slow one up to
-        three times and keeps the fastest, and withholds the speed point only beyond 1.5 s, so
-        that a busy grading machine does not cost you the point.
+        It must be exact (the grader compares with labkit's to $10^{-9}$; `lk.nash_conv` itself is
+        what you write here) and fast: well under a second per call, since the next parts call it
+        after every few iterations. A Python recursion that builds states takes seconds; one numpy
+        pass per level of the tree, or a recursion over the arrays that stores each history's value
+        once, takes milliseconds.
+        The budget is 1 s of CPU time per call, which a busy machine hardly changes. The grader
+        times your function at policies it draws afresh for every timed call, so a cache of
+        earlier results cannot answer them; it counts the CPU time of the whole notebook during
+        the call (a thread of yours working meanwhile counts too, and one busy with your code
+        when a timed call begins costs the speed point); and it withholds the speed point only
+        beyond 1.5 s.
     """),
     answer("L15(d)", NASH_CONV_TEMPLATE, NASH_CONV_SOLUTION),
     check("L15(d)"),
@@ -628,7 +655,7 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
         $R(I, a) \mathrel{+}= q(I, a) - \sum_b \sigma^t(I, b)\, q(I, b)$ with the counterfactual
         values $q$ of $\sigma^t$; the average adds $\pi_i^{\sigma^t}(I)\, \sigma^t(I, a)$, each
         iteration with weight 1. The grader compares the NashConv of your average after 1, 10
-        and 100 iterations with labkit's `lk.CFR` to $10^{-9}$.
+        and 100 iterations with labkit's `lk.CFR` to $10^{-9}$ (and `lk.CFR` is what you write).
     """),
     answer("L15(e)", CFR_TEMPLATE, CFR_SOLUTION),
     check("L15(e)"),
@@ -638,7 +665,7 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
         matching+), alternating updates (in iteration $t$ player 1 updates from the current
         strategies, then player 2 updates from the strategies *after* player 1's update), and
         linear averaging (iteration $t$ adds $t\, \pi_i(I)\, \sigma(I, a)$, with the strategy the
-        player updated from). Checked like (e), against `lk.CFRPlus`.
+        player updated from). Checked like (e), against `lk.CFRPlus`, which you may not call.
     """),
     answer("L15(f)", CFR_PLUS_TEMPLATE, CFR_PLUS_SOLUTION),
     check("L15(f)"),
@@ -646,9 +673,12 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
         ### (g) A thousand iterations
         The grader runs `cfr_plus(1000)` and measures the NashConv of the result; it must be
         close to labkit's (after a few hundred iterations two correct implementations part ways
-        by rounding, because CFR+ sets regrets to exactly zero) and it must finish within a
-        minute: the budget is 60 s for the 1,000 iterations, and the grader withholds the point
-        only beyond 90 s, a margin for a busy machine. Time it here.
+        by rounding, because CFR+ sets regrets to exactly zero) and it must compute them within a
+        minute of CPU time: the budget is 60 CPU seconds for the 1,000 iterations, and the grader
+        withholds the point only beyond 90 s. The time is that of the call itself: a result
+        prepared before it (kept from an earlier call or cell, or computed by a thread in the
+        background) earns no point, and a thread busy with your code when the call begins costs
+        it too. Time it here, in CPU seconds (`time.process_time()`).
     """),
     answer("L15(g)", THOUSAND_TEMPLATE, THOUSAND_SOLUTION),
     check("L15(g)"),
@@ -662,6 +692,8 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
         the tree's children). Then the same numbers must give the same update as labkit's
         `lk.MCCFR`. An episode returns its regret increments as a dict
         `{infoset key: [one number per legal action]}` for the information sets it updated.
+        As before, write the episodes yourself: `lk.MCCFR` and its helpers are what these parts
+        ask for.
 
         ### (h) Outcome sampling
         Write `outcome_sampling_regrets(policy, player, uniforms, exploration=0.6)`. One
@@ -707,13 +739,19 @@ EXERCISE = Exercise("L15", "lab15_leduc_solvers", "Lab 15: solving Leduc hold'em
 
         ### (k) One figure
         Put your CFR, CFR+ and two MCCFR solvers beside labkit's magnetic mirror descent
-        (`lk.MMD`, its *current* strategy, without a magnet, `alpha=0`, and with one) and PSRO
-        (`lk.PSRO(leduc, "nash")`, its mixture) on one log–log figure of NashConv against the
-        histories touched. Charge a CFR iteration and an MMD step one pass over the tree (9,457
+        (`lk.MMD`, its *current* strategy, without a magnet, `alpha=0`, and with one,
+        `alpha=0.02`, both with the step size `lk.MMD(leduc, alpha=0.02).stepsize`) and PSRO
+        (`lk.PSRO(leduc, "nash")`, its mixture, `nash_conv_history`) on one log–log figure of
+        NashConv against the histories touched. Charge a CFR iteration and an MMD step one pass over the tree (9,457
         histories; CFR+ two, one per player), an MCCFR iteration the histories its episodes
         visit, and a PSRO iteration one pass per best response and per new meta-game entry.
         Store the curves in `curves`, keyed `"CFR"`, `"CFR+"`, `"MCCFR (outcome sampling)"`,
         `"MCCFR (external sampling)"`, `"MMD (no magnet)"`, `"MMD (magnet)"` and `"PSRO"`.
+        The grader reads the iterations off the histories touched and compares the curves point by
+        point with labkit: those of CFR, CFR+, MMD and PSRO with labkit's runs (up to 5,000
+        iterations), those of MCCFR with the spread of labkit's own runs at the same number of
+        histories touched (up to 50,000 outcome-sampling and 10,000 external-sampling iterations),
+        so plot what your solvers compute, measured by exact NashConv.
 
         Then write your conclusion: which method gets closest per history touched, what the
         current strategies of MMD do with and without a magnet, and what makes the comparison

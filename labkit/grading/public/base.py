@@ -23,12 +23,33 @@ class PublicSpec:
     max_points: float
     feedback: Callable
     probes: dict = field(default_factory=dict)
+    own_work: object = None          # a labkit.grading.own_work.OwnWork, or None
+    timing: dict = field(default_factory=dict)
 
 
-def public_part(part, names, max_points, feedback, probes=None):
+def public_part(part, names, max_points, feedback, probes=None, own_work=None, timing=None):
     """A `PublicSpec`: the part's id, the names it reads, its points (as the grader awards them),
-    the format checks, and the probe arguments used in the notebook."""
-    return PublicSpec(part, tuple(names), float(max_points), feedback, dict(probes or {}))
+    the format checks, the probe arguments used in the notebook, the part's `OwnWork` rule (the
+    labkit code its functions may not call: the notebook says so too, and the grader gives the
+    part 0 when they do) and the timing of its timed probes (``{name: (CPU seconds, repeats)}``)."""
+    if own_work is not None:
+        feedback = _with_own_work(part, own_work, feedback)
+    return PublicSpec(part, tuple(names), float(max_points), feedback, dict(probes or {}), own_work,
+                      dict(timing or {}))
+
+
+def _with_own_work(part, rule, feedback):
+    """The format checks, then one more: the functions called none of the code the part asks
+    the student to write (read from ``__own_work__``, which the reporter records)."""
+    def checks(value):
+        f = feedback(value)
+        findings = value.get("__own_work__") if isinstance(value, dict) else None
+        if isinstance(findings, list):
+            def own():
+                return rule.summary(part, findings) if findings else None
+            f.item("calls no labkit solver or evaluator", own)
+        return f
+    return checks
 
 
 @dataclass

@@ -1,9 +1,30 @@
 """Public checks of Lab 15 (Leduc hold'em): shapes, probability rows, zero-sum and zero-mean
-properties, at a public policy and a public stream of random numbers. No expected value."""
+properties, at a public policy and a public stream of random numbers. No expected value.
+
+`OWN_WORK` states, part by part, what the lab asks the student to write: while a part's functions
+are probed, calls into labkit's solvers and evaluators (anything but the game, its arrays and
+`TabularPolicy`; see `labkit.grading.own_work`) or OpenSpiel are recorded, the check cell says so,
+and the grader gives the part 0.
+"""
 import numpy as np
 
+from labkit.grading.fresh import marker
+from labkit.grading.own_work import OwnWork
 from labkit.grading.public.base import FormatChecks, public_part
 from labkit.grading.public.helpers import Wrong, as_array, as_number, probe_results, reported
+
+OWN_WORK = {
+    "L15(b)": OwnWork("compute the expected payoffs yourself"),
+    "L15(c)": OwnWork("write the best response yourself"),
+    "L15(d)": OwnWork("write NashConv yourself"),
+    "L15(e)": OwnWork("write CFR yourself"),
+    "L15(f)": OwnWork("write CFR+ yourself"),
+    "L15(g)": OwnWork("write CFR+ yourself"),
+    "L15(h)": OwnWork("write outcome sampling yourself"),
+    "L15(i)": OwnWork("write external sampling yourself"),
+    "L15(j)": OwnWork("write Monte Carlo CFR yourself"),
+}
+NASH_CONV_SECONDS = 1.0      # the lab's budget: CPU seconds per NashConv
 
 CURVES = ("CFR", "CFR+", "MCCFR (outcome sampling)", "MCCFR (external sampling)", "MMD (no magnet)",
           "MMD (magnet)", "PSRO")
@@ -48,8 +69,18 @@ def _best_responses(value):
 
 
 def _nash_conv(value):
-    if as_number(probe_results(value, "nash_conv", 1)[0], "nash_conv(policy)") < -1e-9:
-        raise Wrong("NashConv is never negative")
+    for r in probe_results(value, "nash_conv", 2):
+        if as_number(r, "nash_conv(policy)") < -1e-9:
+            raise Wrong("NashConv is never negative")
+
+
+def _nash_conv_time(value):
+    """The CPU time of the call at a policy drawn afresh (what the grader times)."""
+    seconds = (value.get("__seconds__") or {}).get("nash_conv") or [None]
+    took = seconds[-1]
+    if isinstance(took, (int, float)) and took > NASH_CONV_SECONDS:
+        raise Wrong(f"one call took {took:.2f} CPU s at a policy it had not seen, over the lab's budget of "
+                    f"{NASH_CONV_SECONDS:g} s")
 
 
 def _policy(v, name):
@@ -113,20 +144,23 @@ POLICY = _leaning()
 PARTS = [
     public_part("L15(a)", ["counts"], 2, _feedback(("counts holds three whole numbers", _counts))),
     public_part("L15(b)", ["expected_payoff"], 2, _feedback(("expected_payoff gives 2 payoffs adding to 0", _zero_sum)),
-                {"expected_payoff": [(POLICY,)]}),
+                {"expected_payoff": [(POLICY,)]}, OWN_WORK["L15(b)"]),
     public_part("L15(c)", ["best_response_value"], 2,
                 _feedback(("best_response_value gives numbers whose sum is not negative", _best_responses)),
-                {"best_response_value": [(POLICY, 0), (POLICY, 1)]}),
-    public_part("L15(d)", ["nash_conv"], 2, _feedback(("nash_conv gives a number >= 0", _nash_conv)),
-                {"nash_conv": [(POLICY,)]}),
+                {"best_response_value": [(POLICY, 0), (POLICY, 1)]}, OWN_WORK["L15(c)"]),
+    public_part("L15(d)", ["nash_conv"], 2,
+                _feedback(("nash_conv gives a number >= 0", _nash_conv),
+                          (f"under {NASH_CONV_SECONDS:g} CPU s at a new policy", _nash_conv_time)),
+                {"nash_conv": [(POLICY,), (marker("leduc_policy"),)]}, OWN_WORK["L15(d)"],
+                {"nash_conv": (NASH_CONV_SECONDS, 1)}),
     public_part("L15(e)", ["cfr"], 2, _feedback(("cfr returns a policy (936, 3)", lambda v: _policies(v, "cfr", 1))),
-                {"cfr": [(2,)]}),
+                {"cfr": [(2,)]}, OWN_WORK["L15(e)"]),
     public_part("L15(f)", ["cfr_plus"], 2,
                 _feedback(("cfr_plus returns a policy (936, 3)", lambda v: _policies(v, "cfr_plus", 1))),
-                {"cfr_plus": [(2,)]}),
+                {"cfr_plus": [(2,)]}, OWN_WORK["L15(f)"]),
     public_part("L15(g)", ["cfr_plus"], 1,
                 _feedback(("cfr_plus returns a policy (936, 3)", lambda v: _policies(v, "cfr_plus", 1))),
-                {"cfr_plus": [(3,)]}),
+                {"cfr_plus": [(3,)]}, OWN_WORK["L15(g)"]),
     public_part("L15(h)", ["outcome_sampling_regrets", "sampled_regret_means"], 2, _feedback(
         ("outcome_sampling_regrets returns increments at the player's infosets",
          lambda v: _regret_table(probe_results(v, "outcome_sampling_regrets", 1)[0], "outcome_sampling_regrets", 0)),
@@ -134,12 +168,12 @@ PARTS = [
          lambda v: as_array(probe_results(v, "sampled_regret_means", 1)[0], "sampled_regret_means(...)",
                             _leduc().legal_mask.shape) is None)),
         {"outcome_sampling_regrets": [(POLICY, 0, STREAM[:16], 0.6)],
-         "sampled_regret_means": [(POLICY, 1, [STREAM[:16], STREAM[16:32]])]}),
+         "sampled_regret_means": [(POLICY, 1, [STREAM[:16], STREAM[16:32]])]}, OWN_WORK["L15(h)"]),
     public_part("L15(i)", ["external_sampling_regrets"], 1, _feedback(
         ("external_sampling_regrets returns increments at the player's infosets",
          lambda v: _regret_table(probe_results(v, "external_sampling_regrets", 1)[0], "external_sampling_regrets", 1))),
-        {"external_sampling_regrets": [(POLICY, 1, STREAM)]}),
+        {"external_sampling_regrets": [(POLICY, 1, STREAM)]}, OWN_WORK["L15(i)"]),
     public_part("L15(j)", ["mccfr"], 2, _feedback(("mccfr returns policies (936, 3)", lambda v: _policies(v, "mccfr", 2))),
-                {"mccfr": [("outcome", 3, 0), ("external", 2, 0)]}),
+                {"mccfr": [("outcome", 3, 0), ("external", 2, 0)]}, OWN_WORK["L15(j)"]),
     public_part("L15(k)", ["curves"], 1, _feedback(("curves holds the seven methods", _curves))),
 ]

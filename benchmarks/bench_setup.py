@@ -1,0 +1,74 @@
+"""Set-up cost: labkit's compile and first CFR+ step against OpenSpiel's CFRPlusSolver construction.
+
+    .venv/bin/python benchmarks/bench_setup.py                       # goofspiel 4, 5, 6 and 3-player Leduc
+    .venv/bin/python benchmarks/bench_setup.py --games "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
+
+For each game, in one process, alternating (CPU time, `time.process_time`, median over --repeats):
+
+* labkit: compile the game from its definition (`labkit.games.compile_game`, what `load` does on
+  a string it has not seen) and make a `CFRPlus` and run its first `step()` (the sequence-form
+  index arrays and the compiled kernel's plan are built there);
+* OpenSpiel: ``pyspiel.CFRPlusSolver(game)`` (its constructor walks the whole tree and builds its
+  information-state table), for goofspiel on ``pyspiel.convert_to_turn_based`` of the same game.
+
+Printed per history; ratio = OpenSpiel time / labkit time (issue 25's goal: >= 1). Goofspiel 6
+has about 10^6 histories: its repeats take minutes and ~1 GB.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+GAMES = ["goofspiel(num_cards=4,imp_info=True,points_order=descending)",
+         "goofspiel(num_cards=5,imp_info=True,points_order=descending)",
+         "goofspiel(num_cards=6,imp_info=True,points_order=descending)",
+         "leduc_poker(players=3)"]
+
+
+def cpu(function):
+    start = time.process_time()
+    result = function()
+    return time.process_time() - start, result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", nargs="*", default=GAMES)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+
+    import pyspiel
+
+    import labkit as lk
+    from labkit.games import NATIVE_GAMES, parse_spec
+    from labkit.games.base import compile_game
+
+    print(f"labkit backend: {lk.kernels.backend()}; CPU seconds, median of the repeats\n")
+    print(f"{'game':62s} {'histories':>10s} {'labkit load':>12s} {'+ 1st step':>11s} {'OpenSpiel':>10s} "
+          f"{'us/history labkit / OpenSpiel':>31s} {'ratio':>6s}")
+    for spec in args.games:
+        name, params = parse_spec(spec)
+        os_game = pyspiel.load_game(spec)
+        if os_game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+            os_game = pyspiel.convert_to_turn_based(os_game)
+        repeats = 1 if "num_cards=6" in spec else args.repeats
+        loads, steps, theirs = [], [], []
+        for _ in range(repeats):
+            seconds, tree = cpu(lambda: compile_game(NATIVE_GAMES[name](**params)))
+            loads.append(seconds)
+            H = tree.num_histories
+            seconds, _ = cpu(lambda: lk.CFRPlus(tree).step())
+            steps.append(seconds)
+            del tree
+            seconds, solver = cpu(lambda: pyspiel.CFRPlusSolver(os_game))
+            theirs.append(seconds)
+            del solver
+        load, step, other = statistics.median(loads), statistics.median(steps), statistics.median(theirs)
+        ours = load + step
+        print(f"{spec:62s} {H:10,d} {load:10.3f} s {step:9.3f} s {other:8.3f} s "
+              f"{ours / H * 1e6:14.2f} / {other / H * 1e6:<14.2f} {other / ours:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

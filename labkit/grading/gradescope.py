@@ -1,0 +1,261 @@
+"""Gradescope: an autograder bundle for one exercise, and the program it runs on each submission.
+
+    labkit-grade gradescope 27.4 kuhn-autograder.zip [--instructor DIR] [--timeout S] [--budget S]
+
+writes a zip in Gradescope's autograder format (upload it under "Configure Autograder", base image
+Ubuntu 22.04 or later, Python 3.10 or later):
+
+* ``setup.sh`` -- run once when Gradescope builds the image: installs Python, bubblewrap and
+  util-linux with apt, makes a virtual environment in ``/autograder/venv`` with labkit's
+  dependencies (``requirements.txt``, the ranges labkit itself declares), and adds an unprivileged
+  user ``student``;
+* ``run_autograder`` -- run on every submission, in ``/autograder``: grades the notebook found in
+  ``/autograder/submission/`` with labkit's grader (the sandbox where bubblewrap can run in
+  Gradescope's container; the container alone otherwise) and writes
+  ``/autograder/results/results.json``;
+* ``python/labkit/`` -- the grader and the library, as installed where the bundle was built (the
+  cached EFR results of the book left out), and ``instructor/labkit_instructor/`` -- the hidden
+  checks, which the kernel never sees: the grader reads them in its own process.
+
+``results.json`` (Gradescope's documented format): ``score`` (the points the grader checked),
+``execution_time``, ``output`` (a summary for the student), ``visibility``, ``stdout_visibility``
+(``hidden``: the log is the instructor's), and ``tests``, one per checkable part::
+
+    {"name": "27.4(a)", "number": "1", "score": 3.0, "max_score": 3.0,
+     "output": "pass\\n...", "visibility": "visible"}
+
+The written parts are graded by hand: make one Gradescope question per written part with the
+points the exercise states (the summary lists them), so that Gradescope's total is the same as
+``labkit-grade``'s with the hand-graded points merged in. A notebook that cannot be graded (not a
+notebook, another exercise) scores 0 on every part and the output says why. ``results.json`` is
+always written, even when the grader itself fails.
+
+For a trial run outside Gradescope, ``AUTOGRADER_ROOT`` replaces ``/autograder`` and
+``LABKIT_AUTOGRADER_PYTHON`` the interpreter; the tests run a bundle that way.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import stat
+import sys
+import time
+import traceback
+import zipfile
+from pathlib import Path
+
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+SKIP = ("__pycache__",)
+SKIP_DATA = ("labkit/data/efr",)         # the book's cached EFR runs: 22 MB the grader never reads
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image.
+set -euo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap util-linux
+python3 -m venv "$ROOT/venv"
+"$ROOT/venv/bin/python" -m pip install --upgrade pip
+"$ROOT/venv/bin/python" -m pip install -r "$ROOT/source/requirements.txt"
+# an unprivileged user, as Gradescope recommends for running student code
+id -u student >/dev/null 2>&1 || adduser --no-create-home --disabled-password --gecos "" student
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission, in /autograder; it writes /autograder/results/results.json.
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{LABKIT_AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}}"
+export PYTHONPATH="$ROOT/source/python"
+chmod o= "$ROOT/source" "$ROOT/results" 2>/dev/null || true
+exec "$PYTHON" -m labkit.grading.gradescope run --root "$ROOT" --exercise {exercise} --timeout {timeout:g} \\
+    --budget {budget:g} --memory {memory:d} --visibility {visibility}
+"""
+
+
+# ------------------------------------------------------------ the bundle
+
+
+def _files(folder, prefix, skip_data=()):
+    """(path inside the zip, file) for every file of a package folder, caches left out."""
+    folder = Path(folder)
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder.parent).as_posix()
+        if path.is_file() and not any(part in SKIP for part in path.parts) and path.suffix != ".pyc" \
+                and not any(rel.startswith(d) for d in skip_data):
+            yield f"{prefix}/{rel}", path
+
+
+def requirements():
+    """labkit's own dependencies and those of its grading extra, as it declares them."""
+    from importlib import metadata
+    try:
+        declared = metadata.requires("labkit-marl") or []
+    except metadata.PackageNotFoundError:
+        declared = []
+    wanted = [r for r in declared if "extra ==" not in r or 'extra == "grading"' in r]
+    lines = [r.split(";")[0].strip() for r in wanted]
+    return lines or ["numpy>=1.26", "scipy>=1.11", "matplotlib>=3.8", "ipywidgets>=8.1,<9", "tqdm>=4.66",
+                     "nbclient>=0.10", "nbformat>=5.9", "ipykernel>=6.29"]
+
+
+def build(exercise, out, instructor=None, timeout=60.0, budget=600.0, memory=2048, visibility="visible"):
+    """Write the autograder zip of `exercise` to `out`; returns the list of names in it."""
+    import labkit
+    from labkit.grading import material
+    mat = material.load(instructor)
+    if exercise not in mat.EXERCISES:
+        raise ValueError(f"unknown exercise {exercise!r}; choose from {', '.join(mat.EXERCISES)}")
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"unknown visibility {visibility!r}; choose from {', '.join(VISIBILITIES)}")
+    entries = [("setup.sh", SETUP_SH.encode()),
+               ("run_autograder", RUN_AUTOGRADER.format(exercise=exercise, timeout=timeout, budget=budget,
+                                                        memory=memory, visibility=visibility).encode()),
+               ("requirements.txt", ("\n".join(requirements()) + "\n").encode())]
+    files = list(_files(Path(labkit.__file__).resolve().parent, "python", SKIP_DATA))
+    files += list(_files(material.location(mat), "instructor"))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries:
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.external_attr = (stat.S_IFREG | 0o755) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, data)
+        for name, path in files:
+            z.write(path, name)
+    from labkit.grading.gradebook import write_new
+    write_new(out, buffer.getvalue())
+    return [name for name, _ in entries] + [name for name, _ in files]
+
+
+# ------------------------------------------------------------ run_autograder
+
+
+def find_submission(folder, exercise):
+    """(the notebook to grade, a note for the student or None) among the files handed in."""
+    from labkit.grading.intake import find_notebooks
+    found = [p for p, _ in find_notebooks([folder])] if Path(folder).is_dir() else []
+    if not found:
+        return None, "no .ipynb file was handed in: upload the exercise notebook itself"
+    if len(found) == 1:
+        return found[0], None
+    named = [p for p in found if exercise.slug in p.name] or found
+    return named[0], (f"{len(found)} notebooks were handed in; {named[0].name} was graded (hand in one notebook)")
+
+
+def results_json(result, exercise, mat, seconds, note=None, visibility="visible"):
+    """The results.json of one graded (or not gradable) submission, in Gradescope's format."""
+    from labkit.grading.report import clean
+    graded = result is not None and result.get("status") != "not gradable" and not result.get("error")
+    parts = {p["part"]: p for p in result["parts"]} if graded else {}
+    tests = []
+    for k, part in enumerate(exercise.parts, start=1):
+        maximum = mat.spec_for(part).max_points
+        p = parts.get(part)
+        output = (p["verdict"] + "".join(f"\n- {clean(h)}" for h in p["hints"])) if p else "not graded (see above)"
+        tests.append({"name": part, "number": str(k), "score": float(p["points"]) if p else 0.0,
+                      "max_score": float(maximum), "output": output, "visibility": visibility})
+    written = exercise.written_points
+    lines = []
+    if note:
+        lines.append(note)
+    if graded:
+        lines.append(f"Exercise {exercise.number} ({exercise.title}): {result['score']:g} of {result['max_score']:g} "
+                     "points checked by the grader.")
+    else:
+        why = "no notebook" if result is None else (result.get("error") or result.get("reason"))
+        lines.append(f"Exercise {exercise.number} was not graded: {clean(why, 600)}")
+    if written:
+        lines.append(f"The written parts are graded by hand ({sum(written.values()):g} points: "
+                     + ", ".join(f"{slot} {pts:g}" for slot, pts in written.items()) + ").")
+    flags = [] if result is None else [f for f in result.get("flags", []) if "same answers as" not in f]
+    lines += [f"Note: {clean(f)}" for f in flags]
+    score = sum(t["score"] for t in tests)
+    return {"score": score, "execution_time": round(seconds, 2), "output": "\n".join(lines),
+            "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}
+
+
+def run(root, exercise_number, timeout=60.0, budget=600.0, memory=2048, visibility="visible"):
+    """Grade the submission under ``root/submission`` and write ``root/results/results.json``;
+    returns the results written."""
+    from labkit.grading import material
+    from labkit.grading.gradebook import write_new
+    root = Path(root)
+    start = time.monotonic()
+    results_dir = root / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    mat = material.load(root / "source" / "instructor")
+    exercise = mat.EXERCISES[exercise_number]
+    try:
+        from labkit.grading.grader import grade_notebook
+        from labkit.grading.sandbox import MIB, Limits, SandboxUnavailable, check_available
+        try:
+            check_available()
+            sandbox = True
+        except SandboxUnavailable as exc:
+            print(f"labkit autograder: no bubblewrap sandbox here ({exc}); the container is the sandbox")
+            sandbox = False
+        path, note = find_submission(root / "submission", exercise)
+        result = None
+        if path is not None:
+            result = grade_notebook(path, timeout=timeout, exercise=exercise_number, instructor=root / "source" /
+                                    "instructor", sandbox=sandbox, budget=budget,
+                                    limits=Limits(memory=memory * MIB))
+            print(json.dumps({k: result[k] for k in ("status", "score", "max_score", "reason", "seconds")}))
+        data = results_json(result, exercise, mat, time.monotonic() - start, note, visibility)
+    except Exception:                       # always leave a results.json (Gradescope's advice)
+        print(traceback.format_exc())
+        data = results_json({"status": "not gradable", "error": "the autograder failed; your instructor has "
+                             "been told (see the autograder log)", "parts": [], "flags": []}, exercise, mat,
+                            time.monotonic() - start, None, visibility)
+    write_new(results_dir / "results.json", json.dumps(data, indent=2) + "\n")
+    return data
+
+
+# ------------------------------------------------------------ command lines
+
+
+def main(argv=None):
+    """``labkit-grade gradescope EXERCISE OUT.zip`` (build), or ``... gradescope run --root DIR
+    --exercise N`` (what run_autograder calls)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"]:
+        p = argparse.ArgumentParser(prog="labkit-grade gradescope run")
+        p.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+        p.add_argument("--exercise", required=True)
+        _limits(p)
+        p.add_argument("--visibility", choices=VISIBILITIES, default="visible")
+        args = p.parse_args(argv[1:])
+        run(args.root, args.exercise, args.timeout, args.budget, args.memory, args.visibility)
+        return 0
+    p = argparse.ArgumentParser(prog="labkit-grade gradescope",
+                                description="Write a Gradescope autograder bundle (zip) for one exercise.")
+    p.add_argument("exercise", metavar="EXERCISE", help="the exercise, e.g. 27.4 or L15")
+    p.add_argument("out", metavar="OUT.zip", help="the zip to write")
+    p.add_argument("--instructor", metavar="DIR", help="folder containing labkit_instructor")
+    _limits(p)
+    p.add_argument("--visibility", choices=VISIBILITIES, default="visible",
+                   help="when students see the per-part results (Gradescope's visibility; default visible)")
+    args = p.parse_args(argv)
+    from labkit.grading.material import MaterialError
+    try:
+        names = build(args.exercise, args.out, args.instructor, args.timeout, args.budget, args.memory,
+                      args.visibility)
+    except (MaterialError, ValueError, OSError) as exc:
+        print(f"labkit-grade gradescope: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}: {len(names)} files (setup.sh, run_autograder, labkit, the hidden checks of "
+          f"{args.exercise})")
+    return 0
+
+
+def _limits(p):
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds each cell may run")
+    p.add_argument("--budget", type=float, default=600.0, metavar="S", help="seconds the notebook may take")
+    p.add_argument("--memory", type=int, default=2048, metavar="MIB", help="MiB of memory the notebook may use")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""The Gradescope autograder bundle, run the way Gradescope runs it: a temporary root stands for
+/autograder, with source/ (the unzipped bundle), submission/ and results/; run_autograder is called
+for a worked solution (full marks) and for a blank exercise (0), and results.json is checked against
+the format Gradescope documents (the schema below is written from its "Autograder Specifications":
+top-level score, execution_time, output, visibility, stdout_visibility, extra_data, tests, leaderboard;
+per test score, max_score, name, number, output, tags, visibility, extra_data; visibility one of
+hidden, after_due_date, after_published, visible).
+"""
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+
+import jsonschema
+import pytest
+
+from _grading_support import EXERCISES, INSTRUCTOR, MATERIAL, ROOT
+from labkit.grading.__main__ import main
+
+VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
+RESULTS_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "number"},
+        "output": {"type": "string"},
+        "visibility": VISIBILITY,
+        "stdout_visibility": VISIBILITY,
+        "extra_data": {"type": "object"},
+        "leaderboard": {"type": "array"},
+        "tests": {"type": "array", "items": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"score": {"type": "number"}, "max_score": {"type": "number"}, "name": {"type": "string"},
+                           "number": {"type": "string"}, "output": {"type": "string"},
+                           "tags": {"type": "array", "items": {"type": "string"}}, "visibility": VISIBILITY,
+                           "extra_data": {"type": "object"}}}},
+    },
+    "anyOf": [{"required": ["score"]}, {"required": ["tests"]}],
+}
+EXERCISE = "27.4"
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    assert main(["gradescope", EXERCISE, str(out), "--instructor", str(INSTRUCTOR), "--timeout", "120"]) == 0
+    return out
+
+
+def _autograder_root(bundle, base, notebook=None):
+    """A stand-in for /autograder: source/ unzipped, run_autograder copied beside it (as Gradescope's
+    image build does), the submission, an empty results/."""
+    root = base / "autograder"
+    (root / "submission").mkdir(parents=True)
+    (root / "results").mkdir()
+    with zipfile.ZipFile(bundle) as z:
+        z.extractall(root / "source")
+        for info in z.infolist():                  # extractall drops the modes; Gradescope keeps them
+            mode = info.external_attr >> 16
+            if mode:
+                os.chmod(root / "source" / info.filename, mode & 0o777)
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    if notebook is not None:
+        shutil.copy(notebook, root / "submission" / notebook.name)
+    return root
+
+
+def _run(root):
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "LABKIT_AUTOGRADER_PYTHON": sys.executable}
+    done = subprocess.run(["bash", str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=1200)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def graded(bundle, tmp_path_factory):
+    """run_autograder on the worked solution, the blank exercise and an empty submission, side by side."""
+    cases = {"solution": ROOT / "solutions" / EXERCISES[EXERCISE].filename,
+             "blank": ROOT / "exercises" / EXERCISES[EXERCISE].filename, "nothing": None}
+    roots = {k: _autograder_root(bundle, tmp_path_factory.mktemp(k), nb) for k, nb in cases.items()}
+    with ThreadPoolExecutor(2) as pool:
+        results = dict(zip(roots, pool.map(_run, roots.values())))
+    return results
+
+
+def test_the_bundle_has_gradescope_layout_and_no_secret_in_the_kernel_path(bundle):
+    with zipfile.ZipFile(bundle) as z:
+        names = z.namelist()
+        modes = {i.filename: i.external_attr >> 16 for i in z.infolist()}
+        setup = z.read("setup.sh").decode()
+        run = z.read("run_autograder").decode()
+    assert "setup.sh" in names and "run_autograder" in names            # at the root of the zip
+    assert modes["setup.sh"] & stat.S_IXUSR and modes["run_autograder"] & stat.S_IXUSR
+    assert run.startswith("#!") and setup.startswith("#!") and "results.json" in run
+    assert "python/labkit/grading/gradescope.py" in names and "instructor/labkit_instructor/__init__.py" in names
+    assert not any(n.startswith("python/labkit_instructor") for n in names)    # the kernel's path has no checks
+    assert not any("__pycache__" in n or n.startswith("python/labkit/data/efr") for n in names)
+    assert subprocess.run(["bash", "-n", "-c", setup]).returncode == 0      # it parses
+    assert f"--exercise {EXERCISE}" in run
+
+
+def test_results_follow_gradescope_schema(graded):
+    for results in graded.values():
+        jsonschema.validate(results, RESULTS_SCHEMA)
+
+
+def test_a_worked_solution_gets_full_marks(graded):
+    results = graded["solution"]
+    maximum = sum(MATERIAL.spec_for(p).max_points for p in EXERCISES[EXERCISE].parts)
+    assert results["score"] == maximum == 5
+    assert [t["name"] for t in results["tests"]] == EXERCISES[EXERCISE].parts
+    assert all(t["score"] == t["max_score"] for t in results["tests"])
+    assert "graded by hand (4 points" in results["output"]
+
+
+def test_a_blank_exercise_gets_zero_with_hints(graded):
+    results = graded["blank"]
+    assert results["score"] == 0 and all(t["score"] == 0 and "\n- " in t["output"] for t in results["tests"])
+
+
+def test_no_notebook_still_writes_results(graded):
+    results = graded["nothing"]
+    assert results["score"] == 0 and "no .ipynb file was handed in" in results["output"]
+
+
+def test_unknown_exercise_is_a_usage_error(tmp_path, capsys):
+    assert main(["gradescope", "27.9", str(tmp_path / "x.zip"), "--instructor", str(INSTRUCTOR)]) == 2
+    assert "unknown exercise" in capsys.readouterr().err
