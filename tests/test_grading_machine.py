@@ -163,3 +163,25 @@ def test_the_lock_folder_is_not_writable_by_others():
     folder = slots.lock_folder()
     mode = stat.S_IMODE(os.lstat(folder).st_mode)
     assert not mode & 0o022 and os.lstat(folder).st_uid == os.geteuid()
+
+
+def test_the_driver_keeps_the_iri_grammar_out_and_still_refuses_a_malformed_notebook(tmp_path):
+    """The driver leaves out rfc3987_syntax (jsonschema would build its grammar at import, most of
+    the driver's start); nbformat's validation still refuses a malformed notebook there."""
+    code = """
+import sys
+import labkit.grading.driver as driver
+import nbformat
+assert sys.modules.get("rfc3987_syntax") is None, "the IRI grammar was loaded"
+driver._write_master({"cells": [["setup", None, "import labkit"]]}, sys.argv[1])
+nbformat.validate(nbformat.read(sys.argv[1] + "/master.ipynb", as_version=4))
+bad = nbformat.v4.new_notebook()
+bad.cells.append({"cell_type": "code", "source": 1, "metadata": {}})     # no outputs, a number for source
+try:
+    nbformat.validate(bad)
+except nbformat.ValidationError as exc:
+    print("refused:", str(exc).splitlines()[0])
+"""
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("refused:"), done.stdout + done.stderr[-2000:]
