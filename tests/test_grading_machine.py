@@ -185,3 +185,27 @@ except nbformat.ValidationError as exc:
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("refused:"), done.stdout + done.stderr[-2000:]
+
+
+def test_the_instructor_material_computes_its_heavy_probes_on_first_use():
+    """Importing labkit_instructor runs no solver: Lab 15's, 6.1's and 4.1's probe lists are
+    computed when first used, once, and hold what their functions compute."""
+    code = """
+import sys
+import labkit_instructor
+from labkit_instructor.checks import ex4_1, ex6_1, lab15
+from labkit_instructor.checks.base import Lazy
+lazy = [v for m in (ex4_1, ex6_1, lab15) for v in vars(m).values() if isinstance(v, Lazy)]
+assert len(lazy) >= 10 and all(v._items is None for v in lazy), lazy
+assert "numba" not in sys.modules, "a solver ran at import"
+import numpy as np
+assert len(lab15.NASH_CONV_PROBES) == lab15.PROBE_POLICIES + lab15.FRESH_POLICIES
+assert list(lab15.FRESH_INDICES) == [3, 4]
+assert all(np.array_equal(a, b) for a, b in zip(lab15.POLICIES, lab15._probe_policies()))
+assert all(np.array_equal(a, b) for a, b in zip(ex6_1.RECORDINGS[0], ex6_1.recorded_cfr(25)))
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    if "No module named 'labkit_instructor'" in done.stderr:
+        pytest.skip("labkit-instructor is not installed")
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]
