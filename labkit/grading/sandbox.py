@@ -112,7 +112,9 @@ class Limits:
     worth of time the whole sandbox may use at once (the group's CPU quota); ``cpu`` the CPU
     seconds of each process (RLIMIT_CPU, never less than the notebook's budget), ``file_size``
     the largest file it may write, ``scratch`` the size of its private /tmp (whose pages also
-    count against ``memory``)."""
+    count against ``memory``). ``user`` applies without a sandbox only: a grader running as root
+    then runs the driver and its kernel as that unprivileged user (`unprivileged_command`), as
+    where bubblewrap cannot run (a Gradescope container, `labkit.grading.gradescope`)."""
     memory: int = 2 * 1024 ** 3
     processes: int = 64
     cpu: int = 900
@@ -121,6 +123,7 @@ class Limits:
     scratch: int = 512 * 1024 ** 2
     address_space: int | None = None
     cpus: float = 1.0
+    user: str | None = None
 
     def __post_init__(self):
         for name in ("memory", "processes", "cpu", "file_size", "open_files", "scratch"):
@@ -135,6 +138,8 @@ class Limits:
         if self.processes < MIN_PROCESSES:
             raise ValueError(f"Limits.processes must be at least {MIN_PROCESSES} (the kernel alone runs a dozen "
                              f"threads), got {self.processes}")
+        if self.user is not None and not (isinstance(self.user, str) and self.user):
+            raise ValueError(f"Limits.user must be a user's name, got {self.user!r}")
 
     @property
     def per_process_memory(self):
@@ -459,7 +464,16 @@ def _run(job, sandbox, limits, wall, start, private, slot, group, hidden=()):
         scratch = Path(private) / "scratch"
         scratch.mkdir()
         job = {**job, "workdir": str(scratch / "work"), "sandboxed": False, "cpu_usage": str(usage) if usage else None}
-        argv = [*_prlimit(limits, limits.processes + _processes_of(os.getuid()), _rlimit_cpu(limits, job)),
+        user = None
+        if limits.user is not None:
+            check_user(limits.user)
+            user = _unprivileged_ids(limits.user)
+        if user is not None:                 # its own scratch folder; the rest of `private` stays the grader's
+            os.chmod(private, 0o711)
+            os.chown(scratch, *user)
+        uid = user[0] if user is not None else os.getuid()
+        argv = [*_prlimit(limits, limits.processes + _processes_of(uid), _rlimit_cpu(limits, job)),
+                *(unprivileged_command(*user) if user is not None else []),
                 sys.executable, "-s", "-m", "labkit.grading.driver"]
         env, cwd = environment(str(scratch)), str(scratch)
     stamp = None
@@ -496,6 +510,71 @@ class _NoSlot:
 
     def __exit__(self, *exc):
         pass
+
+
+def _unprivileged_ids(name):
+    """(uid, gid) of the user `name`, which an unsandboxed run as root switches to; refused for
+    root itself, when this process is not root, or when there is no such user."""
+    import pwd
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        raise SandboxUnavailable(f"there is no user {name!r} to run student code as") from None
+    if entry.pw_uid == 0:
+        raise SandboxUnavailable(f"{name!r} is root: student code must run as an unprivileged user")
+    if os.geteuid() != 0:
+        raise SandboxUnavailable(f"only root can run student code as {name!r}")
+    return entry.pw_uid, entry.pw_gid
+
+
+_users_checked = {}
+_users_lock = threading.Lock()
+USER_PROBE = ("import subprocess, sys, labkit.grading.driver, labkit.grading.runner; "
+              "subprocess.run([sys.executable, '-s', '-c', 'import ipykernel, labkit'], check=True)")
+
+
+def check_user(name):
+    """Raise `SandboxUnavailable` unless an unsandboxed run can switch to the user `name`: this
+    process is root, `name` is another user, and as that user the grader's Python starts and
+    imports the driver (every folder on the way readable by it). Tried once per user."""
+    if name not in _users_checked:
+        with _users_lock:
+            if name not in _users_checked:
+                _users_checked[name] = _probe_user(name)
+    if _users_checked[name]:
+        raise SandboxUnavailable(_users_checked[name])
+
+
+def _probe_user(name):
+    try:
+        uid, gid = _unprivileged_ids(name)
+    except SandboxUnavailable as exc:
+        return str(exc)
+    with tempfile.TemporaryDirectory(prefix="labkit-grade-user-") as home:
+        os.chmod(home, 0o711)
+        scratch = Path(home) / "scratch"
+        scratch.mkdir()
+        os.chown(scratch, uid, gid)
+        try:
+            # the driver's imports, and a kernel's start: a Python started from the driver's
+            done = subprocess.run([*unprivileged_command(uid, gid), sys.executable, "-s", "-c", USER_PROBE],
+                                  env=environment(str(scratch)), cwd=str(scratch), capture_output=True, text=True,
+                                  timeout=300)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"the grader's Python could not be started as {name!r} ({exc})"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return (f"the grader's Python ({sys.executable}) cannot run as {name!r}: {last[:300]}; install it where "
+                "other users can read it")
+    return None
+
+
+def unprivileged_command(uid, gid):
+    """The prefix that runs a program as `uid`:`gid` with no supplementary groups, no
+    capabilities and no way to gain privileges again (util-linux's setpriv; the environment is
+    left as it is given)."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
+            "--no-new-privs", "--"]
 
 
 def _feed(pipe, data):
