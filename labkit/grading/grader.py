@@ -39,7 +39,6 @@ import secrets
 import time
 from pathlib import Path
 
-from labkit.grading import lms
 from labkit.grading import material as _material
 from labkit.grading.checking import PartResult
 from labkit.grading.feedback import code_by_part
