@@ -79,6 +79,7 @@ def _by_student(classroom):
     return {r["student"]: r for r in classroom["results"]}
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("number", list(EXERCISES))
 def test_every_solution_scores_full_marks(classroom, number):
     r = _by_student(classroom)[f"solution-{number.replace('.', '_')}"]
@@ -91,6 +92,7 @@ def test_every_solution_scores_full_marks(classroom, number):
     assert all(w["answered"] for w in r["written"])
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("number", list(EXERCISES))
 def test_every_blank_exercise_scores_zero_with_hints(classroom, number):
     r = _by_student(classroom)[f"blank-{number.replace('.', '_')}"]
@@ -100,6 +102,7 @@ def test_every_blank_exercise_scores_zero_with_hints(classroom, number):
     assert not any(w["answered"] for w in r["written"])
 
 
+@pytest.mark.sandbox
 def test_bulk_grading_writes_one_csv_row_per_student(classroom):
     with open(classroom["csv"], newline="") as f:
         rows = list(csv.DictReader(f))
@@ -112,6 +115,7 @@ def test_bulk_grading_writes_one_csv_row_per_student(classroom):
     assert blank["score"] == "0" and blank["27.4(a)"] == "0"
 
 
+@pytest.mark.sandbox
 def test_grading_leaves_the_submissions_untouched(classroom):
     assert _hashes(classroom["folder"]) == classroom["before"]
 
@@ -240,12 +244,14 @@ def _parts(result):
     return {p["part"]: p for p in result["parts"]}
 
 
+@pytest.mark.sandbox
 def test_forged_outputs_and_edited_check_cells_score_zero(adversaries):
     r = adversaries["results"]["forged"]
     assert r["error"] is None and r["score"] == 0
     assert all(p["verdict"] == "fail" for p in r["parts"])
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", ["redefine_check", "patch_internals"])
 def test_redefining_the_check_helpers_earns_nothing(adversaries, name):
     parts = _parts(adversaries["results"][name])
@@ -256,6 +262,7 @@ def test_redefining_the_check_helpers_earns_nothing(adversaries, name):
     assert parts["27.2(c)"]["verdict"] == ("missing" if name == "redefine_check" else "tampered")
 
 
+@pytest.mark.sandbox
 def test_endless_loops_cost_only_their_own_parts(adversaries):
     parts = _parts(adversaries["results"]["loops"])
     assert parts["27.2(a)"]["verdict"] == "timeout" and parts["27.2(a)"]["points"] == 0
@@ -263,6 +270,7 @@ def test_endless_loops_cost_only_their_own_parts(adversaries):
     assert parts["27.2(c)"]["verdict"] == "pass" and parts["27.2(c)"]["points"] == 4
 
 
+@pytest.mark.sandbox
 def test_a_dead_kernel_a_flood_and_an_exception_cost_only_their_parts(adversaries):
     parts = _parts(adversaries["results"]["crash_flood"])
     assert parts["27.2(a)"]["verdict"] == "kernel-died"
@@ -272,6 +280,7 @@ def test_a_dead_kernel_a_flood_and_an_exception_cost_only_their_parts(adversarie
     assert any("RuntimeError" in h for h in parts["27.2(c)"]["hints"])
 
 
+@pytest.mark.sandbox
 def test_a_nonce_cannot_be_stolen_through_a_planted_symlink(adversaries):
     parts = _parts(adversaries["results"]["nonce_leak"])
     assert parts["27.2(a)"]["verdict"] == "kernel-died"
@@ -279,6 +288,7 @@ def test_a_nonce_cannot_be_stolen_through_a_planted_symlink(adversaries):
     assert parts["27.2(c)"]["verdict"] == "pass"
 
 
+@pytest.mark.sandbox
 def test_adversarial_submissions_are_left_untouched(adversaries):
     assert _hashes(adversaries["folder"]) == adversaries["before"]
 
@@ -286,6 +296,7 @@ def test_adversarial_submissions_are_left_untouched(adversaries):
 # ------------------------------------------------------------------ bad notebooks
 
 
+@pytest.mark.sandbox
 def test_malformed_notebooks_get_clear_messages(tmp_path):
     cases = {
         "broken.ipynb": (b'{"cells": [', "JSON is broken at line 1"),
@@ -468,6 +479,7 @@ print(json.dumps([(r["student"], r["score"], r["error"]) for r in results]))
 """
 
 
+@pytest.mark.sandbox
 def test_bulk_grading_runs_on_a_dask_cluster(tmp_path):
     """The grader on a Dask LocalCluster, in a fresh interpreter: Dask's event loop and the kernels
     earlier tests of the same pytest worker started must not meet in one process."""

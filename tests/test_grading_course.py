@@ -257,7 +257,9 @@ def test_a_rerun_with_manual_puts_the_hand_graded_points_everywhere(moodle):
     jane = rows["Jane Smith_101_assignsubmission_file_"]
     assert (jane["score"], jane["27.4(b) written"], jane["total"], jane["total_max"]) == ("5", "1.5", "8.5", "9")
     assert rows["John Doe_102_assignsubmission_file_"]["manual_pending"] == "2"
-    page = (moodle["out"] / "feedback" / "Jane_Smith_101_assignsubmission_file_.html").read_text()
+    # the feedback file is named by the submission: the student's folder and the notebook
+    assert jane["submission_id"].startswith("Jane Smith_101_assignsubmission_file_+")
+    page = (moodle["out"] / "feedback" / f"{jane['submission_id']}.html").read_text()
     assert "the last step needs a line" in page and "1.5 / 2" in page
 
 

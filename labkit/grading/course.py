@@ -3,12 +3,16 @@
 `labkit.grading.__main__` calls into this module at four points of a run::
 
     add_arguments(parser)        --roster --lms --gradebook --review --manual
-    run = Course(args, mat)      reads the class list and the manual.csv first (bad files stop here)
-    run.on_start(intakes)        the LMS of the download; notebooks handed in for another exercise
-                                 earn nothing there (labkit.grading.lms); the progress line starts
+    run = Course(args, mat)      reads the class list and the manual.csv first (bad files stop here);
+                                 the LMS of the download (from the notebooks' paths)
+    run.on_start(entries)        the notebooks found (not yet read): the progress line starts
+    run.on_read(intakes)         only when ``run.reads_first`` (folders that name an exercise, or an LMS
+                                 download): every notebook as read; those handed in for another
+                                 exercise earn nothing there (labkit.grading.lms)
     run.on_result(result)        hand-graded points merged (labkit.grading.manual); one line per notebook
     run.finish(results)          review pages and manual.csv (labkit.grading.review), gradebooks
                                  (labkit.grading.gradebook)
+    run.close()                  the progress bar ends (also when the run was stopped)
 
 Progress: one line per notebook on standard error as it finishes, with its score; on a terminal a
 progress bar under those lines.
@@ -47,28 +51,50 @@ class Course:
 
     def __init__(self, args, mat, stream=None):
         from labkit.grading import roster as _roster
+        from labkit.grading.intake import find_notebooks
         self.args, self.mat = args, mat
         self.stream = stream if stream is not None else sys.stderr
         self.roster = _roster.read(args.roster) if args.roster else None
         self.marks = manual.read_marks(args.manual, manual.maxima_of(mat.EXERCISES.values())) if args.manual else {}
-        self.roots, self.lms = {}, args.lms
+        found = find_notebooks(args.paths) if args.paths else []
+        self.roots = {str(p): (str(r) if r is not None else None) for p, r in found}
+        self.lms = args.lms if args.lms is not None else lms.detect(found)
         self.bar, self.done, self.total, self.start = None, 0, 0, time.monotonic()
+
+    @property
+    def reads_first(self):
+        """Whether the run must know every notebook's exercise before grading any: some notebook
+        was handed in for an assignment -- under a folder that names an exercise, or in an LMS
+        download, which is one assignment, the exercise most of it is
+        (`labkit.grading.lms.assignments`) -- and one of another exercise earns nothing there.
+        Otherwise (and with --exercise, which take_in enforces) each notebook is read as it is graded."""
+        if self.args.exercise is not None:
+            return False
+        for path, root in self.roots.items():
+            if root is None:
+                continue
+            if lms.assignment_folder(path, root, self.mat.EXERCISES)[1] is not None:
+                return True
+            if self.lms is not None and lms.identity(path, root, self.lms).lms == self.lms:
+                return True
+        return False
 
     # -------------------------------------------------------- the run
 
-    def on_start(self, intakes):
-        from labkit.grading.intake import find_notebooks
-        self.roots = {str(p): (str(r) if r is not None else None) for p, r in find_notebooks(self.args.paths)}
-        if self.lms is None:
-            self.lms = lms.detect([(i.path, self.roots.get(i.path)) for i in intakes])
+    def on_start(self, entries):
+        """The notebooks found, not yet read (`labkit.grading.grader.listing`)."""
+        self.total = len(entries)
+        if self.stream.isatty() and self.total:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=self.total, desc="grading", unit="notebook", file=self.stream)
+
+    def on_read(self, intakes):
+        """Every notebook as read, before any is graded: those handed in for another exercise
+        are made not gradable (in place)."""
         handed_in_for = lms.assignments(intakes, self.roots, self.mat.EXERCISES, self.lms, self.args.exercise)
         for intake in lms.refuse_wrong_exercise(intakes, handed_in_for, self.mat.EXERCISES):
             self._say(f"note: {intake.path} is a notebook of another exercise, handed in for {intake.exercise}: "
                       "it earns nothing there")
-        self.total = len(intakes)
-        if self.stream.isatty() and self.total:
-            from tqdm.auto import tqdm
-            self.bar = tqdm(total=self.total, desc="grading", unit="notebook", file=self.stream)
 
     def on_result(self, result):
         if self.marks:
@@ -78,11 +104,14 @@ class Course:
         if self.bar is not None:
             self.bar.update(1)
 
-    def finish(self, results):
-        """Write the review pages, the manual.csv and the gradebooks; returns the paths written."""
+    def close(self):
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+    def finish(self, results):
+        """Write the review pages, the manual.csv and the gradebooks; returns the paths written."""
+        self.close()
         written = []
         if self.marks:
             ids = {(r.get("student_id", r["student"]), w["part"]) for r in results for w in r.get("written", [])}
