@@ -330,7 +330,7 @@ def outcome_episode(strategy, player, draw, exploration, regrets, sums):
     for I, sigma, s, k, others, q, mine in reversed(path):
         values = np.zeros(len(sigma))
         values[k] = value / s[k]        # importance weight of the sampled action
-        value = sigma[k] * values[k]    # the only nonzero term of sum_a sigma(a) values(a)
+        value = sigma[k] * values[k]  # the one nonzero term of sum_a sigma(a) values(a)
         regrets[I] = regrets.get(I, 0.0) + others / q * (values - value)
         if sums is not None:
             sums[I] = sums.get(I, 0.0) + mine / q * sigma
