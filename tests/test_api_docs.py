@@ -23,7 +23,7 @@ DOCUMENTED = [
     "labkit.tree", "labkit.policy", "labkit.evaluate", "labkit.regret", "labkit.cfr", "labkit.mccfr",
     "labkit.solver", "labkit.kernels", "labkit.kernel_polling", "labkit.lp", "labkit.dynamics", "labkit.mmd",
     "labkit.psro", "labkit.social", "labkit.cooperative", "labkit._messages", "labkit._cli",
-    "labkit.hindsight", "labkit.efr.deviations", "labkit.efr.learner",
+    "labkit.hindsight", "labkit.efr.deviations", "labkit.efr.learner", "labkit.efr.fixed_point", "labkit.efr.eigen",
     "labkit.experiments.claims", "labkit.experiments.estimate", "labkit.experiments.executors",
     "labkit.experiments.games", "labkit.experiments.results", "labkit.experiments.tournament", "labkit.experiments.authors",
     "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",

@@ -21,6 +21,7 @@ CLEAN = [
     "labkit/dynamics.py", "labkit/mmd.py", "labkit/psro.py", "labkit/social.py", "labkit/cooperative.py",
     # labkit.efr except the modules of the paper's numerics (fixed_point, eigen, paper_numerics)
     "labkit/hindsight.py", "labkit/efr/__init__.py", "labkit/efr/deviations.py", "labkit/efr/learner.py",
+    "labkit/efr/fixed_point.py", "labkit/efr/eigen.py",
     # labkit.experiments except its plots
     "labkit/experiments/__init__.py", "labkit/experiments/__main__.py", "labkit/experiments/claims.py",
     "labkit/experiments/estimate.py", "labkit/experiments/executors.py", "labkit/experiments/games.py",
