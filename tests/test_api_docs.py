@@ -26,7 +26,7 @@ DOCUMENTED = [
     "labkit.hindsight", "labkit.efr.deviations", "labkit.efr.learner", "labkit.efr.fixed_point", "labkit.efr.eigen",
     "labkit.experiments.claims", "labkit.experiments.estimate", "labkit.experiments.executors",
     "labkit.experiments.games", "labkit.experiments.results", "labkit.experiments.tournament", "labkit.experiments.authors",
-    "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",
+    "labkit.experiments.plot", "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",
 ]
 # labkit.deep needs its optional extra (JAX); without it its modules are left out, as in test_doctests
 DEEP = ["labkit.deep.common", "labkit.deep.features", "labkit.deep.networks", "labkit.deep.deep_cfr", "labkit.deep.nfsp",
