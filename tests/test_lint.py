@@ -27,6 +27,8 @@ CLEAN = [
     "labkit/experiments/paper.py", "labkit/experiments/results.py", "labkit/experiments/tournament.py",
     "labkit/experiments/authors.py", "labkit/experiments/plot.py",
     "labkit/deep", "labkit/plot.py", "labkit/widgets.py", "labkit/data/__init__.py",
+    # the course layer of labkit.grading
+    "labkit/grading/render.py", "labkit/grading/roster.py", "labkit/grading/lms.py",
 ]
 
 
