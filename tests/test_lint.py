@@ -28,7 +28,7 @@ CLEAN = [
     "labkit/experiments/authors.py", "labkit/experiments/plot.py",
     "labkit/deep", "labkit/plot.py", "labkit/widgets.py", "labkit/data/__init__.py",
     # the course layer of labkit.grading
-    "labkit/grading/render.py", "labkit/grading/roster.py", "labkit/grading/lms.py",
+    "labkit/grading/render.py", "labkit/grading/roster.py", "labkit/grading/lms.py", "labkit/grading/manual.py",
 ]
 
 
