@@ -30,6 +30,7 @@ CLEAN = [
     # the course layer of labkit.grading
     "labkit/grading/render.py", "labkit/grading/roster.py", "labkit/grading/lms.py", "labkit/grading/manual.py",
     "labkit/grading/review.py", "labkit/grading/course.py", "labkit/grading/feedback.py",
+    "labkit/grading/gradebook.py",
 ]
 
 
