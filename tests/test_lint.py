@@ -19,9 +19,7 @@ CLEAN = [
     "labkit/tree.py", "labkit/policy.py", "labkit/evaluate.py", "labkit/regret.py", "labkit/cfr.py",
     "labkit/mccfr.py", "labkit/solver.py", "labkit/kernels.py", "labkit/kernel_polling.py", "labkit/lp.py",
     "labkit/dynamics.py", "labkit/mmd.py", "labkit/psro.py", "labkit/social.py", "labkit/cooperative.py",
-    # labkit.efr except the module of the paper's numerics (paper_numerics)
-    "labkit/hindsight.py", "labkit/efr/__init__.py", "labkit/efr/deviations.py", "labkit/efr/learner.py",
-    "labkit/efr/fixed_point.py", "labkit/efr/eigen.py",
+    "labkit/hindsight.py", "labkit/efr",
     "labkit/experiments/__init__.py", "labkit/experiments/__main__.py", "labkit/experiments/claims.py",
     "labkit/experiments/estimate.py", "labkit/experiments/executors.py", "labkit/experiments/games.py",
     "labkit/experiments/paper.py", "labkit/experiments/results.py", "labkit/experiments/tournament.py",

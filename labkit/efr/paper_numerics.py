@@ -498,8 +498,10 @@ class PlayerLayout:
         self.block_rows = np.array([b.start - first for b, _, _ in blocks] + [stop - first], dtype=np.int64)
         self.counts = [len(infosets) for _, infosets, _ in blocks]
         self.block_infosets = np.r_[0, np.cumsum(self.counts, dtype=np.int64)].astype(np.int64)
-        concat = (lambda parts: np.ascontiguousarray(np.concatenate(parts), dtype=np.int64)
-                  if parts else np.zeros(0, np.int64))
+
+        def concat(parts):
+            return np.ascontiguousarray(np.concatenate(parts), dtype=np.int64) if parts else np.zeros(0, np.int64)
+
         self.infosets = concat([infosets for _, infosets, _ in blocks])
         self.starts = concat([starts for _, _, starts in blocks])
         # per infoset (position), the slots active in any of its rows, ascending
