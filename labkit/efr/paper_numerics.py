@@ -573,19 +573,94 @@ def _legal_bytes(game):
     return cache["legal_bytes"]
 
 
-def accumulate_regrets_numpy(regrets, weight, rho, row_infoset, row_active):
-    """Step 3 in numpy, in place: ``regrets += weight[:, None] * rho[row_infoset] * row_active``."""
+def accumulate_regrets_numpy(regrets: NDArray[np.float64], weight: NDArray[np.float64], rho: NDArray[np.float64],
+                             row_infoset: NDArray[np.int64], row_active: NDArray[np.bool_]) -> None:
+    r"""Step 3 in numpy, in place: ``regrets += weight[:, None] * rho[row_infoset] * row_active``,
+    :math:`R[s, \phi] \mathrel{+}= w(s)\, \rho(I_s, \phi)` on the active slots.
+
+    Parameters
+    ----------
+    regrets : (R, S) float array
+        One row per (infoset, time-selection memory); changed in place.
+    weight : (R,) float array
+        The rows' time-selection weights of the round played.
+    rho : (I, S) float array
+        The immediate regrets (`immediate_regrets`).
+    row_infoset : (R,) int array
+        The infoset of each row.
+    row_active : (R, S) bool array
+        The slots each row keeps.
+
+    Examples
+    --------
+    >>> regrets = np.zeros((3, 2))
+    >>> rho = np.array([[1.0, -2.0], [0.5, 0.25]])              # two infosets' immediate regrets
+    >>> row_infoset, row_active = np.array([0, 0, 1]), np.ones((3, 2), dtype=bool)
+    >>> accumulate_regrets_numpy(regrets, np.array([1.0, 0.5, 2.0]), rho, row_infoset, row_active)
+    >>> regrets
+    array([[ 1. , -2. ],
+           [ 0.5, -1. ],
+           [ 1. ,  0.5]])
+    """
     regrets += weight[:, None] * rho[row_infoset] * row_active
 
 
-def positive_segment_sums_numpy(regrets, weight, starts):
-    """Step 4's weights in numpy: the time-selection-weighted positive regrets of each segment of
-    rows, summed top to bottom in `sequential_segment_sums`' order."""
+def positive_segment_sums_numpy(regrets: NDArray[np.float64], weight: NDArray[np.float64],
+                                starts: NDArray[np.int64]) -> NDArray[np.float64]:
+    r"""Step 4's weights in numpy: the time-selection-weighted positive regrets of each segment of
+    rows, :math:`y_\phi = \sum_s w(s) \max(R[s, \phi], 0)`, summed top to bottom in
+    `sequential_segment_sums`' order.
+
+    Parameters
+    ----------
+    regrets : (R, S) float array
+    weight : (R,) float array
+        The rows' time-selection weights for the next round.
+    starts : (B,) int array
+        The first row of each infoset's segment.
+
+    Returns
+    -------
+    (B, S) float array
+        The transformation weights of each infoset (`labkit.efr.fixed_point`).
+
+    Examples
+    --------
+    >>> regrets = np.array([[1.0, -2.0], [0.5, -1.0], [1.0, 0.5]])
+    >>> positive_segment_sums_numpy(regrets, np.ones(3), np.array([0, 2]))
+    array([[1.5, 0. ],
+           [1. , 0.5]])
+    """
     return sequential_segment_sums(weight[:, None] * np.maximum(regrets, 0.0), starts)
 
 
-def block_update_numpy(regrets, played_weight, rho, row_infoset, row_active, new_weight, starts):
-    """`block_update` in numpy (the reference the compiled loop equals bit for bit)."""
+def block_update_numpy(regrets: NDArray[np.float64], played_weight: NDArray[np.float64], rho: NDArray[np.float64],
+                       row_infoset: NDArray[np.int64], row_active: NDArray[np.bool_], new_weight: NDArray[np.float64],
+                       starts: NDArray[np.int64]) -> NDArray[np.float64]:
+    """`block_update` in numpy (the reference the compiled loop equals bit for bit):
+    `accumulate_regrets_numpy`, then `positive_segment_sums_numpy`.
+
+    Parameters
+    ----------
+    regrets, played_weight, rho, row_infoset, row_active
+        As for `accumulate_regrets_numpy` (`regrets` is changed in place).
+    new_weight, starts
+        As `weight` and `starts` of `positive_segment_sums_numpy`.
+
+    Returns
+    -------
+    (B, S) float array
+
+    Examples
+    --------
+    >>> regrets = np.zeros((3, 2))
+    >>> rho = np.array([[1.0, -2.0], [0.5, 0.25]])              # two infosets' immediate regrets
+    >>> row_infoset, row_active = np.array([0, 0, 1]), np.ones((3, 2), dtype=bool)
+    >>> block_update_numpy(regrets, np.array([1.0, 0.5, 2.0]), rho, row_infoset, row_active, np.ones(3),
+    ...                    np.array([0, 2]))
+    array([[1.5, 0. ],
+           [1. , 0.5]])
+    """
     accumulate_regrets_numpy(regrets, played_weight, rho, row_infoset, row_active)
     return positive_segment_sums_numpy(regrets, new_weight, starts)
 
