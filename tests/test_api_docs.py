@@ -28,7 +28,7 @@ DOCUMENTED = [
     "labkit.experiments.games", "labkit.experiments.results", "labkit.experiments.tournament", "labkit.experiments.authors",
     "labkit.experiments.plot", "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",
     "labkit.grading.render", "labkit.grading.roster", "labkit.grading.lms", "labkit.grading.manual",
-    "labkit.grading.review", "labkit.grading.course", "labkit.grading.feedback",
+    "labkit.grading.review", "labkit.grading.feedback",
     "labkit.grading.gradebook",
 ]
 # labkit.deep needs its optional extra (JAX); without it its modules are left out, as in test_doctests

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -133,3 +134,67 @@ def test_no_notebook_still_writes_results(graded):
 def test_unknown_exercise_is_a_usage_error(tmp_path, capsys):
     assert main(["gradescope", "27.9", str(tmp_path / "x.zip"), "--instructor", str(INSTRUCTOR)]) == 2
     assert "unknown exercise" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ without bubblewrap
+
+PROBE = """
+import json as _json, os as _os
+def _tries(action):
+    try:
+        action()
+        return "allowed"
+    except OSError as exc:
+        return type(exc).__name__
+_root = {root!r}
+with open(_os.path.join(_root, "shared", "probe.json"), "w") as _f:
+    _json.dump({{"uid": _os.getuid(), "euid": _os.geteuid(),
+                "hidden checks": _tries(lambda: _os.listdir(_os.path.join(_root, "source", "instructor"))),
+                "results": _tries(lambda: open(_os.path.join(_root, "results", "results.json"), "w").close())}}, _f)
+"""
+
+
+def test_without_bubblewrap_the_students_code_runs_as_an_unprivileged_user(bundle):
+    """Where bubblewrap cannot run (Gradescope's containers, as a rule), run_autograder, as root,
+    runs the student's code as an unprivileged user, who can neither read the hidden checks nor
+    write the results; the worked solution still gets full marks."""
+    import pwd
+    import tempfile
+
+    import nbformat
+
+    from labkit.grading.sandbox import SandboxUnavailable, check_user
+    if os.geteuid() != 0:
+        pytest.skip("run_autograder switches to an unprivileged user only as root, as Gradescope runs it")
+    try:
+        user = pwd.getpwnam("nobody")
+        check_user("nobody")
+    except (KeyError, SandboxUnavailable) as exc:
+        pytest.skip(f"no unprivileged user can run the grader's Python here: {exc}")
+    base = tempfile.mkdtemp(prefix="labkit-gradescope-")      # a place the user can reach (not pytest's 0700 tmp)
+    try:
+        os.chmod(base, 0o755)
+        root = base + "/autograder"                            # made by _autograder_root
+        nb = nbformat.read(ROOT / "solutions" / EXERCISES[EXERCISE].filename, as_version=4)
+        first = next(c for c in nb.cells if c.metadata.get("labkit", {}).get("role") == "answer")
+        first.source += "\n" + PROBE.format(root=root)
+        notebook = os.path.join(base, EXERCISES[EXERCISE].filename)
+        nbformat.write(nb, notebook)
+        _autograder_root(bundle, Path(base), Path(notebook))
+        os.chmod(root, 0o755)
+        os.mkdir(os.path.join(root, "shared"))
+        os.chmod(os.path.join(root, "shared"), 0o1777)
+        env = {**os.environ, "AUTOGRADER_ROOT": root, "LABKIT_AUTOGRADER_PYTHON": sys.executable,
+               "LABKIT_GRADE_BWRAP": "none", "LABKIT_AUTOGRADER_USER": "nobody"}
+        done = subprocess.run(["bash", os.path.join(root, "run_autograder")], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=1200)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        assert "runs as the unprivileged user 'nobody'" in done.stdout, done.stdout[-2000:]
+        results = json.loads(open(os.path.join(root, "results", "results.json")).read())
+        jsonschema.validate(results, RESULTS_SCHEMA)
+        assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0, (done.stdout[-3000:], results)
+        probe = json.loads(open(os.path.join(root, "shared", "probe.json")).read())
+        assert probe["uid"] == probe["euid"] == user.pw_uid != 0
+        assert probe["hidden checks"] == "PermissionError" and probe["results"] == "PermissionError", probe
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -27,7 +27,8 @@ from labkit.grading.reporter import RECORD_MIME, to_plain
 
 from _grading_support import EXERCISES, INSTRUCTOR, ROOT, MATERIAL as checks  # noqa: E402  (hidden checks)
 from _grading_support import solution_source as _solution_source, with_answers as _with_answers  # noqa: E402
-from labkit_instructor.checks import base, ex27_3, ex27_4, ex27_6, ex27_7, ex27_8  # noqa: E402
+from labkit_instructor.checks import base, ex27_3, ex27_6, ex27_7, ex27_8  # noqa: E402
+from labkit_instructor.exercises import ex27_4  # noqa: E402  (written in one file: its hidden checks too)
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from install_cell import for_the_book  # noqa: E402  (the first cell every notebook of the book has)
@@ -78,6 +79,7 @@ def _by_student(classroom):
     return {r["student"]: r for r in classroom["results"]}
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("number", list(EXERCISES))
 def test_every_solution_scores_full_marks(classroom, number):
     r = _by_student(classroom)[f"solution-{number.replace('.', '_')}"]
@@ -90,6 +92,7 @@ def test_every_solution_scores_full_marks(classroom, number):
     assert all(w["answered"] for w in r["written"])
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("number", list(EXERCISES))
 def test_every_blank_exercise_scores_zero_with_hints(classroom, number):
     r = _by_student(classroom)[f"blank-{number.replace('.', '_')}"]
@@ -99,6 +102,7 @@ def test_every_blank_exercise_scores_zero_with_hints(classroom, number):
     assert not any(w["answered"] for w in r["written"])
 
 
+@pytest.mark.sandbox
 def test_bulk_grading_writes_one_csv_row_per_student(classroom):
     with open(classroom["csv"], newline="") as f:
         rows = list(csv.DictReader(f))
@@ -111,6 +115,7 @@ def test_bulk_grading_writes_one_csv_row_per_student(classroom):
     assert blank["score"] == "0" and blank["27.4(a)"] == "0"
 
 
+@pytest.mark.sandbox
 def test_grading_leaves_the_submissions_untouched(classroom):
     assert _hashes(classroom["folder"]) == classroom["before"]
 
@@ -239,12 +244,14 @@ def _parts(result):
     return {p["part"]: p for p in result["parts"]}
 
 
+@pytest.mark.sandbox
 def test_forged_outputs_and_edited_check_cells_score_zero(adversaries):
     r = adversaries["results"]["forged"]
     assert r["error"] is None and r["score"] == 0
     assert all(p["verdict"] == "fail" for p in r["parts"])
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", ["redefine_check", "patch_internals"])
 def test_redefining_the_check_helpers_earns_nothing(adversaries, name):
     parts = _parts(adversaries["results"][name])
@@ -255,6 +262,7 @@ def test_redefining_the_check_helpers_earns_nothing(adversaries, name):
     assert parts["27.2(c)"]["verdict"] == ("missing" if name == "redefine_check" else "tampered")
 
 
+@pytest.mark.sandbox
 def test_endless_loops_cost_only_their_own_parts(adversaries):
     parts = _parts(adversaries["results"]["loops"])
     assert parts["27.2(a)"]["verdict"] == "timeout" and parts["27.2(a)"]["points"] == 0
@@ -262,6 +270,7 @@ def test_endless_loops_cost_only_their_own_parts(adversaries):
     assert parts["27.2(c)"]["verdict"] == "pass" and parts["27.2(c)"]["points"] == 4
 
 
+@pytest.mark.sandbox
 def test_a_dead_kernel_a_flood_and_an_exception_cost_only_their_parts(adversaries):
     parts = _parts(adversaries["results"]["crash_flood"])
     assert parts["27.2(a)"]["verdict"] == "kernel-died"
@@ -271,6 +280,7 @@ def test_a_dead_kernel_a_flood_and_an_exception_cost_only_their_parts(adversarie
     assert any("RuntimeError" in h for h in parts["27.2(c)"]["hints"])
 
 
+@pytest.mark.sandbox
 def test_a_nonce_cannot_be_stolen_through_a_planted_symlink(adversaries):
     parts = _parts(adversaries["results"]["nonce_leak"])
     assert parts["27.2(a)"]["verdict"] == "kernel-died"
@@ -278,6 +288,7 @@ def test_a_nonce_cannot_be_stolen_through_a_planted_symlink(adversaries):
     assert parts["27.2(c)"]["verdict"] == "pass"
 
 
+@pytest.mark.sandbox
 def test_adversarial_submissions_are_left_untouched(adversaries):
     assert _hashes(adversaries["folder"]) == adversaries["before"]
 
@@ -285,6 +296,7 @@ def test_adversarial_submissions_are_left_untouched(adversaries):
 # ------------------------------------------------------------------ bad notebooks
 
 
+@pytest.mark.sandbox
 def test_malformed_notebooks_get_clear_messages(tmp_path):
     cases = {
         "broken.ipynb": (b'{"cells": [', "JSON is broken at line 1"),
@@ -420,15 +432,33 @@ def test_read_notebook_rejects_a_cell_without_a_type():
         read_notebook(json.dumps(raw).encode(), "x.ipynb")
 
 
+def test_nbgrader_export_links_to_the_published_pages(tmp_path):
+    from labkit.grading.nbgrader_export import book_links, export
+    (path,) = export(tmp_path, "27.1", site_url="https://example.org/book/")
+    first = nbformat.read(path, as_version=4).cells[0].source
+    assert first.startswith("# Exercise 27.1")
+    assert "[Many learners](https://example.org/book/chapters/01_many_learners.html)" in first
+    assert book_links("see [the lab](../exercises/lab15_leduc_solvers.ipynb#part-b) and [OpenSpiel]"
+                      "(https://github.com/google-deepmind/open_spiel)") == (
+        "see the lab and [OpenSpiel](https://github.com/google-deepmind/open_spiel)")
+    assert book_links("[b](../book/intro.md#x)", "https://s.org") == "[b](https://s.org/book/intro.html#x)"
+
+
 def test_nbgrader_export_marks_every_cell(tmp_path):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["--export-nbgrader", str(tmp_path)]) == 0
-    main_paths = sorted(tmp_path.glob("source/ch27/*.ipynb"))
-    assert [p.name for p in main_paths] == sorted(ex.filename for ex in EXERCISES.values())
+    main_paths = sorted(tmp_path.glob("source/*/*.ipynb"))
+    # one assignment per exercise, named after its notebook
+    assert [(p.parent.name, p.name) for p in main_paths] == sorted(
+        (ex.filename.removesuffix(".ipynb"), ex.filename) for ex in EXERCISES.values())
     for path in main_paths:
         nb = nbformat.read(path, as_version=4)
         number = nb.metadata["labkit"]["exercise"]
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        # the student's title, and no link into the book's folders (they lead nowhere from nbgrader's)
+        assert nb.cells[0].source.startswith("# Exercise ") or nb.cells[0].source.startswith("# Lab ")
+        assert "Solution to exercise" not in text and "](../" not in text and ".ipynb)" not in text
         ids = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells]
         assert len(ids) == len(set(ids))
         tests = [c for c in nb.cells if "check" in c.metadata.get("tags", [])]
@@ -449,6 +479,7 @@ print(json.dumps([(r["student"], r["score"], r["error"]) for r in results]))
 """
 
 
+@pytest.mark.sandbox
 def test_bulk_grading_runs_on_a_dask_cluster(tmp_path):
     """The grader on a Dask LocalCluster, in a fresh interpreter: Dask's event loop and the kernels
     earlier tests of the same pytest worker started must not meet in one process."""

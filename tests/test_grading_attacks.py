@@ -21,14 +21,8 @@ import pytest
 from _grading_support import EXERCISES, INSTRUCTOR, ROOT, hashes, solution_source, with_answers
 from labkit.grading.__main__ import main
 from labkit.grading.grader import grade_paths
-from labkit.grading.sandbox import SandboxUnavailable, check_available
 
-try:
-    check_available()
-except SandboxUnavailable as exc:        # pragma: no cover - CI installs bubblewrap
-    pytest.skip(f"no sandbox here: {exc}", allow_module_level=True)
-
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 PACKAGE = Path(labkit.__file__).resolve().parent
 
 
@@ -299,10 +293,11 @@ def test_student_text_cannot_forge_report_lines(attacked):
     block = table.split("control  (")[1].split("\n\n")[0]
     assert [line for line in block.splitlines() if line.strip().startswith("total")] == ["  total  0/7"]
     assert sum(1 for line in block.splitlines() if line.startswith("27.2(a)")) == 0
-    assert "two lines" in table and "two\nlines" not in table
+    assert "two\\nlines" in table and "two\nlines" not in table        # escaped, readable, one line
     rows = attacked["csv"].read_text().splitlines()
     formula = [row for row in rows if "HYPERLINK" in row]
-    assert len(formula) == 1 and formula[0].startswith(("'=", "\"'="))
+    # the id is made safe; the name, kept as written, is quoted so no spreadsheet runs it
+    assert len(formula) == 1 and formula[0].startswith("HYPERLINK_http-x_y~") and ",\"'=HYPERLINK(" in formula[0]
     assert all(not cell.startswith(("=", "+", "@")) for row in rows for cell in row.split(","))
 
 
@@ -315,7 +310,9 @@ def test_a_slow_tail_costs_only_its_own_part(attacked):
 def test_copies_and_misleading_names_are_graded_and_flagged(attacked):
     for name, other in (("copy_a", "copy_b"), ("copy_b", "copy_a")):
         r = attacked["results"][name]
-        assert r["status"] == "flagged" and r["score"] == 5 and f"same answers as {other}" in r["reason"]
+        assert r["status"] == "flagged" and r["score"] == 5 and r["similar_to"] == [other]
+        # the instructor is told; the student's own feedback names no one else
+        assert other not in (r["reason"] or "") and other not in (attacked["feedback"] / f"{name}.md").read_text()
     r = attacked["results"][EXERCISES["27.2"].slug]
     assert r["exercise"] == "27.3" and r["score"] == 5 and r["status"] == "flagged"
     assert "file name suggests exercise 27.2" in r["reason"]
@@ -328,7 +325,6 @@ def test_many_slow_cells_hit_the_cap_and_the_budget(attacked):
     assert r["status"] == "flagged" and "14 answer cells" in r["reason"]
     assert parts["27.2(a)"]["verdict"] in ("timeout", "budget")
     assert parts["27.2(c)"]["verdict"] == "budget" and parts["27.2(c)"]["points"] == 0
-    assert r["seconds"] < 45 + 40
 
 
 def test_not_gradable_rows_have_an_empty_score_in_the_csv(attacked):

@@ -17,13 +17,12 @@ from labkit.grading.__main__ import main
 from labkit.grading.grader import grade_paths
 
 HIERARCHY, WHY_NOT = cgroups.available()
-try:
-    sandbox.check_available()
-    HAVE_SANDBOX = True
-except sandbox.SandboxUnavailable:       # pragma: no cover - CI installs bubblewrap
-    HAVE_SANDBOX = False
-needs_groups = pytest.mark.skipif(HIERARCHY is None or not HAVE_SANDBOX,
-                                  reason=f"no control group per submission here: {WHY_NOT}")
+
+
+def needs_groups(test):
+    """A test of the control groups of real sandboxes: bubblewrap and a hierarchy we may write."""
+    skip = pytest.mark.skipif(HIERARCHY is None, reason=f"no control group per submission here: {WHY_NOT}")
+    return pytest.mark.sandbox(skip(test))
 MIB = 2 ** 20
 
 V1_MOUNTINFO = """\
@@ -58,20 +57,26 @@ def _fake_v2(tmp_path, controllers="cpu io memory pids"):
 
 def test_v1_is_found_from_the_memory_and_pids_mounts(tmp_path):
     root, info = _fake_v1(tmp_path)
-    assert cgroups.find_hierarchy(info) == cgroups.Hierarchy(1, root / "memory", root / "pids")
+    # the fake has a cpu mount but no cpuacct one: a quota, but no CPU time to read
+    assert cgroups.find_hierarchy(info) == cgroups.Hierarchy(1, root / "memory", root / "pids", root / "cpu", None)
+    info.write_text(V1_MOUNTINFO.format(root=root).replace("rw,cpu\n", "rw,cpu,cpuacct\n"))
+    assert cgroups.find_hierarchy(info) == cgroups.Hierarchy(1, root / "memory", root / "pids", root / "cpu",
+                                                             root / "cpu")
 
 
 def test_v2_is_found_only_with_both_controllers(tmp_path):
     root, info = _fake_v2(tmp_path)
-    assert cgroups.find_hierarchy(info) == cgroups.Hierarchy(2, root, root)
+    assert cgroups.find_hierarchy(info) == cgroups.Hierarchy(2, root, root, root, root)
+    (root / "cgroup.controllers").write_text("io memory pids\n")          # no quota; cpu.stat still counts
+    assert cgroups.find_hierarchy(info) == cgroups.Hierarchy(2, root, root, None, root)
     (root / "cgroup.controllers").write_text("cpu io memory\n")
     assert cgroups.find_hierarchy(info) is None
     assert cgroups.find_hierarchy(tmp_path / "no-such-mountinfo") is None
 
 
-def test_a_v1_group_gets_memory_memsw_and_pids_limits(tmp_path):
+def test_a_v1_group_gets_memory_memsw_pids_and_cpu_limits(tmp_path):
     root, info = _fake_v1(tmp_path)
-    group = cgroups.SubmissionGroup(cgroups.find_hierarchy(info), "slot-3", 1024 * MIB, 48)
+    group = cgroups.SubmissionGroup(cgroups.find_hierarchy(info), "slot-3", 1024 * MIB, 48, cpus=1.5)
     memory = root / "memory" / cgroups.PARENT / "slot-3"
     memory.mkdir(parents=True)              # as if a crashed grader had left it: reused
     (memory / "memory.memsw.limit_in_bytes").write_text("9223372036854771712\n")
@@ -80,29 +85,41 @@ def test_a_v1_group_gets_memory_memsw_and_pids_limits(tmp_path):
     assert (memory / "memory.limit_in_bytes").read_text() == str(1024 * MIB)
     assert (memory / "memory.memsw.limit_in_bytes").read_text() == str(1024 * MIB)
     assert (root / "pids" / cgroups.PARENT / "slot-3" / "pids.max").read_text() == "48"
+    cpu = root / "cpu" / cgroups.PARENT / "slot-3"
+    assert (cpu / "cpu.cfs_period_us").read_text() == "100000" and (cpu / "cpu.cfs_quota_us").read_text() == "150000"
+    assert group.cpu_limited and group.cpu_usage_file() is None and group.cpu_seconds() is None
     (memory / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 6\n")
     assert group.oom_kills() == 2                          # counted from the group's creation
     command = group.join_command()
-    assert command[:2] == ["/bin/sh", "-c"] and command[4] == "2"
-    assert command[5:] == [str(memory / "cgroup.procs"), str(root / "pids" / cgroups.PARENT / "slot-3" / "cgroup.procs")]
+    assert command[:2] == ["/bin/sh", "-c"] and command[4] == "3"
+    assert sorted(command[5:]) == sorted(str(root / c / cgroups.PARENT / "slot-3" / "cgroup.procs")
+                                         for c in ("cpu", "memory", "pids"))
 
 
-def test_a_v2_group_enables_its_controllers_and_forbids_swap(tmp_path):
+def test_a_v2_group_enables_its_controllers_and_forbids_swap(tmp_path, monkeypatch):
     root, info = _fake_v2(tmp_path)
-    group = cgroups.SubmissionGroup(cgroups.find_hierarchy(info), "slot-0", 512 * MIB, 32)
+    writes = []
+    write = cgroups._write
+    monkeypatch.setattr(cgroups, "_write", lambda path, text: (writes.append((Path(path), text)), write(path, text)))
+    group = cgroups.SubmissionGroup(cgroups.find_hierarchy(info), "slot-0", 512 * MIB, 32, cpus=0.5)
     folder = root / cgroups.PARENT / "slot-0"
     (root / cgroups.PARENT).mkdir()
     (root / cgroups.PARENT / "cgroup.subtree_control").write_text("memory\n")
     folder.mkdir()
     (folder / "memory.swap.max").write_text("max\n")
     (folder / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    (folder / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\n")
     group.create()
-    assert (root / "cgroup.subtree_control").read_text() == "+memory +pids"
-    assert (root / cgroups.PARENT / "cgroup.subtree_control").read_text() == "+pids"
+    enabled = {(p.parent, text) for p, text in writes if p.name == "cgroup.subtree_control"}
+    # the root had cpu: memory and pids are added; the parent had memory: pids and cpu are added
+    assert enabled == {(root, "+memory"), (root, "+pids"), (root / cgroups.PARENT, "+pids"),
+                       (root / cgroups.PARENT, "+cpu")}
     assert (folder / "memory.max").read_text() == str(512 * MIB)
     assert (folder / "memory.swap.max").read_text() == "0"
     assert (folder / "pids.max").read_text() == "32"
+    assert (folder / "cpu.max").read_text() == "50000 100000"
     assert group.folders == [folder]
+    assert group.cpu_seconds() == 2.5
     (folder / "memory.events").write_text("low 0\nhigh 0\nmax 9\noom 3\noom_kill 3\n")
     assert group.oom_kills() == 2
 
@@ -121,10 +138,13 @@ def test_limits_refuse_nonsense():
         sandbox.Limits(processes=3)
     with pytest.raises(ValueError, match="Limits.cpu must be a positive integer"):
         sandbox.Limits(cpu=0)
+    with pytest.raises(ValueError, match="Limits.cpus must be a number of CPUs"):
+        sandbox.Limits(cpus=0)
 
 
 @pytest.mark.parametrize("option, value, message", [("--memory", "100", "--memory must be at least 256"),
-                                                    ("--processes", "4", "--processes must be at least 16")])
+                                                    ("--processes", "4", "--processes must be at least 16"),
+                                                    ("--cpus", "0", "--cpus must be at least 0.01")])
 def test_the_command_line_checks_its_limits(tmp_path, capsys, option, value, message):
     nbformat.write(EXERCISES["27.2"].notebook(), tmp_path / "sub.ipynb")
     assert main([str(tmp_path / "sub.ipynb"), "--instructor", str(INSTRUCTOR), option, value]) == 2
@@ -161,16 +181,26 @@ raise RuntimeError(f"FORKED {len(pids)}")
 
 @needs_groups
 def test_a_sandbox_runs_in_a_group_of_its_own_which_is_removed_after(monkeypatch):
-    made = []
-    original = cgroups.SubmissionGroup.create
+    made, seen = [], {}
+    original_create, original_remove = cgroups.SubmissionGroup.create, cgroups.SubmissionGroup.remove
 
     def create(self):
         made.append(self)
-        return original(self)
+        return original_create(self)
+
+    def remove(self):           # what the group held, read just before it goes
+        if self.cpu_folder is not None:
+            name = "cpu.cfs_quota_us" if self.hierarchy.version == 1 else "cpu.max"
+            seen["quota"] = (self.cpu_folder / name).read_text().split()[0]
+            stat = dict(line.split() for line in (self.cpu_folder / "cpu.stat").read_text().splitlines())
+            seen["periods"] = int(stat.get("nr_periods", 0))      # quota periods in which it ran
+        seen["cpu"] = self.cpu_seconds()
+        return original_remove(self)
     monkeypatch.setattr(cgroups.SubmissionGroup, "create", create)
+    monkeypatch.setattr(cgroups.SubmissionGroup, "remove", remove)
     job = {"cells": [["setup", None, "import numpy"], ["answer", "x", LOOK_AT_GROUP]], "timeout": 60,
            "setup_timeout": 60, "budget": 120, "seals": [{"nonce": "0" * 32, "specs": {}}]}
-    run = sandbox.run_driver(job, sandbox=True, limits=sandbox.Limits(processes=32), wall=200)
+    run = sandbox.run_driver(job, sandbox=True, limits=sandbox.Limits(processes=32, cpus=0.75), wall=600)
     (group,) = made
     cells = [e for e in run.events if e.get("event") == "cell"]
     assert run.confinement == f"cgroup v{HIERARCHY.version}"
@@ -178,6 +208,10 @@ def test_a_sandbox_runs_in_a_group_of_its_own_which_is_removed_after(monkeypatch
     assert 0 < forked < 32 - 3                       # bwrap, the driver and the kernel count too
     assert run.process_limit_hits >= 1
     assert all(not folder.exists() for folder in group.folders)        # removed, its sleepers killed
+    if HIERARCHY.cpu is not None:                    # the whole sandbox under one CPU quota
+        assert group.cpu_limited and seen["quota"] == "75000" and seen["periods"] > 0
+    if HIERARCHY.cpuacct is not None:                # and its CPU time counted: the kernel's start, numpy
+        assert seen["cpu"] > 0.1 and run.cpu_seconds == seen["cpu"]
 
 
 HOG = '''

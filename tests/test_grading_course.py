@@ -257,7 +257,9 @@ def test_a_rerun_with_manual_puts_the_hand_graded_points_everywhere(moodle):
     jane = rows["Jane Smith_101_assignsubmission_file_"]
     assert (jane["score"], jane["27.4(b) written"], jane["total"], jane["total_max"]) == ("5", "1.5", "8.5", "9")
     assert rows["John Doe_102_assignsubmission_file_"]["manual_pending"] == "2"
-    page = (moodle["out"] / "feedback" / "Jane_Smith_101_assignsubmission_file_.html").read_text()
+    # the feedback file is named by the submission: the student's folder and the notebook
+    assert jane["submission_id"].startswith("Jane Smith_101_assignsubmission_file_+")
+    page = (moodle["out"] / "feedback" / f"{jane['submission_id']}.html").read_text()
     assert "the last step needs a line" in page and "1.5 / 2" in page
 
 
@@ -437,7 +439,7 @@ def _ev_bet_jack(q, king=-2.0, queen_call=-2.0, queen_fold=1.0, weight=0.5):
     ({"king": -1.0}, "K branch"), ({"queen_call": 2.0}, "Q branch"), ({"queen_fold": 0.0}, "Q branch"),
     ({"weight": 1.0}, "probability 1/2")])
 def test_27_4_b_hint_names_the_branch_that_is_wrong(wrong, branch):
-    from labkit_instructor.checks.ex27_4 import QUEEN_CALL_GRID
+    from labkit_instructor.exercises.ex27_4 import QUEEN_CALL_GRID
     value = {"ev_bet_jack": [_ev_bet_jack(q, **wrong) for (q,) in QUEEN_CALL_GRID], "call_queen_p2": 1 / 3}
     result = MATERIAL.grade_part("27.4(b)", value)
     assert result.points == 1 and len(result.hints) == 1 and branch in result.hints[0]

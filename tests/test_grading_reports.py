@@ -8,6 +8,7 @@ import pytest
 from _grading_support import EXERCISES, INSTRUCTOR, MATERIAL
 from labkit.grading import report
 from labkit.grading.__main__ import main
+from labkit.grading.identity import make_id
 
 
 def _result(**kw):
@@ -42,7 +43,7 @@ def test_csv_has_one_row_per_student_and_empty_scores_when_not_gradable(tmp_path
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == report.CSV_HEAD + ["27.4(a)", "27.4(b)", "27.4(a) written", "27.4(b) written",
                                                "written_score", "written_max", "manual_pending", "total",
-                                               "total_max", "percent"]
+                                               "total_max", "percent"] + report.CSV_TAIL
     assert (rows[0]["score"], rows[0]["max_score"], rows[0]["27.4(a)"], rows[0]["27.4(b)"]) == ("3", "5", "3", "0")
     assert rows[1]["student"] == "'=bob" and rows[1]["status"] == "not gradable"
     assert rows[1]["score"] == "" and rows[1]["27.4(a)"] == "" and rows[1]["max_score"] == "5"
@@ -60,8 +61,8 @@ def test_the_table_shows_one_total_per_student_and_no_score_when_not_gradable():
 
 def test_feedback_files_escape_what_students_wrote(tmp_path):
     writer = report.FeedbackWriter(tmp_path)
-    first = writer.add(_result(student="../../etc/passwd"))
-    second = writer.add(_result(student="../../etc/passwd"))
+    first = writer.add(_result(student="../../etc/passwd", submission_id=make_id("../../etc/passwd")))
+    second = writer.add(_result(student="../../etc/passwd", submission_id=make_id("../../etc/passwd") + "+x"))
     assert first != second and "/" not in first and not first.startswith(".")
     html = (tmp_path / f"{first}.html").read_text()
     assert "<b>bad</b>" not in html and "&lt;b&gt;bad&lt;/b&gt;" in html
@@ -72,6 +73,7 @@ def test_feedback_files_escape_what_students_wrote(tmp_path):
                                                                 f"{second}.html"])
 
 
+@pytest.mark.sandbox
 def test_the_command_line_writes_every_report_as_it_goes(tmp_path, capfd):
     folder = tmp_path / "class"
     folder.mkdir()
@@ -101,11 +103,15 @@ def test_the_command_line_writes_every_report_as_it_goes(tmp_path, capfd):
     assert (by_student["ben"]["score"], by_student["ann"]["score"]) == (0, 5)
     feedback = sorted(p.name for p in (out / "feedback").iterdir())
     assert feedback == ["ann.html", "ann.md", "ben.html", "ben.md", "cy.html", "cy.md"]
+    # the journal holds every row, in the output folder (that of the CSV)
+    journal = [json.loads(line) for line in (out / "labkit-grade-journal.jsonl").read_text().splitlines()]
+    assert journal[0]["journal"] == 1 and sorted(e["submission_id"] for e in journal[1:]) == ["ann", "ben", "cy"]
     assert "not graded" in (out / "feedback" / "cy.md").read_text()
     assert "hint" not in (out / "feedback" / "ann.md").read_text().lower()
     assert (out / "feedback" / "ben.md").read_text().count("- ") >= 2          # the blank gets hints
 
 
+@pytest.mark.sandbox
 def test_a_not_gradable_notebook_has_a_null_score_in_json_and_python(tmp_path, capsys):
     """No kernel runs: the notebook is refused (another exercise than the one asked for)."""
     from labkit.grading.grader import grade_notebook

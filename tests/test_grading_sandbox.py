@@ -16,12 +16,7 @@ from _grading_support import EXERCISES, INSTRUCTOR, ROOT
 from labkit.grading import cgroups, sandbox
 from labkit.grading.__main__ import NO_SANDBOX_WARNING, main
 
-try:
-    sandbox.check_available()
-    HAVE_SANDBOX = True
-except sandbox.SandboxUnavailable:       # pragma: no cover - CI installs bubblewrap
-    HAVE_SANDBOX = False
-needs_sandbox = pytest.mark.skipif(not HAVE_SANDBOX, reason="bubblewrap (bwrap) is not installed")
+needs_sandbox = pytest.mark.sandbox
 
 PACKAGE = Path(labkit.__file__).resolve().parent
 
@@ -48,6 +43,19 @@ facts["instructor"] = attempt(lambda: __import__("labkit_instructor"))
 facts["visible"] = [p for p in PATHS if os.path.exists(p)]
 facts["tmp_writable"] = attempt(lambda: open("/tmp/x", "w").write("x"))
 facts["caps"] = [l for l in open("/proc/self/status").read().splitlines() if l.startswith(("CapEff", "NoNewPrivs"))]
+# a user namespace of its own would make the cell "root" there, free to mount over /usr
+import ctypes, subprocess
+done = subprocess.run(["unshare", "-Urm", "sh", "-c", "mount -t tmpfs none /usr && echo mounted"],
+                      capture_output=True, text=True)
+facts["unshare"] = [done.returncode, done.stdout + done.stderr]
+libc = ctypes.CDLL(None, use_errno=True)
+facts["unshare_call"] = [libc.unshare(0x10000000), ctypes.get_errno()]       # CLONE_NEWUSER
+# the driver (the kernel's parent) cannot be read or traced by the kernel's code
+driver = os.getppid()
+facts["driver"] = open(f"/proc/{driver}/cmdline", "rb").read().replace(b"\\0", b" ").decode()
+facts["driver_environ"] = attempt(lambda: open(f"/proc/{driver}/environ", "rb").read())
+facts["driver_mem"] = attempt(lambda: open(f"/proc/{driver}/mem", "rb"))
+facts["driver_fd"] = attempt(lambda: os.listdir(f"/proc/{driver}/fd"))
 raise RuntimeError("FACTS" + json.dumps(facts))
 '''
 
@@ -100,6 +108,19 @@ def test_a_sandbox_has_no_network_and_a_read_only_package(inside):
 
 
 @needs_sandbox
+def test_no_user_namespace_can_be_made_inside(inside):
+    code, text = inside["unshare"]
+    assert code != 0 and "mounted" not in text and "Operation not permitted" in text
+    assert inside["unshare_call"] == [-1, 1]                 # EPERM
+
+
+@needs_sandbox
+def test_the_kernel_cannot_read_or_trace_its_driver(inside):
+    assert "-m labkit.grading.driver" in inside["driver"]       # it is the driver we looked at
+    assert inside["driver_environ"] == inside["driver_mem"] == inside["driver_fd"] == "PermissionError"
+
+
+@needs_sandbox
 def test_a_sandbox_sees_a_clean_environment_and_its_limits(inside):
     assert not [k for k in inside["env"] if "SECRET" in k or k.startswith(("SSH", "AWS"))]
     assert set(inside["env"]) <= set(sandbox.environment("/tmp")) | {"JPY_PARENT_PID", "PYDEVD_USE_FRAME_EVAL",
@@ -118,17 +139,18 @@ def test_a_sandbox_sees_a_clean_environment_and_its_limits(inside):
 def test_an_installed_instructor_package_cannot_be_imported_inside(monkeypatch):
     """Simulate labkit-instructor installed next to labkit: the sandbox covers it with a package
     that refuses to import. (Not under /tmp, which the sandbox replaces by its own.)"""
+    import dataclasses
     import shutil
     import tempfile
     site = Path(tempfile.mkdtemp(prefix="labkit-site-", dir="/var/tmp"))
     site.chmod(0o755)
     monkeypatch.setattr(sandbox, "_blocker", {})
-    shutil.copytree(PACKAGE, site / "labkit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PACKAGE, site / "labkit", ignore=shutil.ignore_patterns("__pycache__", "data"))
     shutil.copytree(INSTRUCTOR / "labkit_instructor", site / "labkit_instructor",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    folders, _ = sandbox._python_folders()
-    monkeypatch.setattr(sandbox, "_python_folders", lambda: (sorted(folders + [site]), site))
-    monkeypatch.setattr(sandbox, "_hidden_packages", lambda bound: [str(site / "labkit_instructor")])
+    layout = sandbox.python_layout()
+    with_site = dataclasses.replace(layout, folders=[*layout.folders, site], pythonpath=[*layout.pythonpath, str(site)])
+    monkeypatch.setattr(sandbox, "python_layout", lambda hidden=(): with_site)
     probe = ("import os, sys\nsys.path.insert(0, %r)\n"
              "listing = sorted(os.listdir(%r))\n"
              "try:\n    import labkit_instructor\n    outcome = 'imported'\n"

@@ -116,14 +116,15 @@ def _stored_check_lines(folder):
     return lines
 
 
-def test_the_worked_solutions_print_format_ok_in_the_notebook():
+def test_the_worked_solutions_pass_their_public_checks_in_the_notebook():
     lines = _stored_check_lines("solutions")
     assert set(lines) == set(public.SPECS)
     for part, text in lines.items():
         verdict, *checked = text.splitlines()
-        assert re.fullmatch(rf"{re.escape(part)}: format ok \((\d+) checks?, not the values\) "
-                            r"-- the grader will score it", verdict), text
-        assert checked and checked[0].startswith("    checked: ") and "pass" not in text
+        assert re.fullmatch(rf"{re.escape(part)}: public checks pass \((\d+) checks?\) "
+                            r"-- the grader scores it on its own cases", verdict), text
+        # no grade in the notebook: no points, no score
+        assert checked and checked[0].startswith("    checked: ") and not re.search(r"\d points?\b", text) and "/" not in verdict
         assert all(line.startswith(" " * 13) for line in checked[1:]), text
         # every check is listed, each of them once (the labels are joined by "; ")
         listed = " ".join(line.strip() for line in checked).removeprefix("checked: ")
@@ -131,29 +132,30 @@ def test_the_worked_solutions_print_format_ok_in_the_notebook():
         assert max(len(line) for line in text.splitlines()) <= 88, text
 
 
-def test_a_format_ok_verdict_fits_the_page_and_lists_every_check():
+def test_a_passing_verdict_fits_the_page_and_lists_every_check():
     # the longest part name and labels long enough to need several lines, one longer than a line
     labels = ["outcome_sampling_regrets returns increments at the player's infosets",
               "sampled_regret_means returns a (936, 3) array", "x is a number",
               "a label " + "that goes on and on " * 6 + "until it ends"]
     lines = public.FormatResult("L15(g)", labels, []).lines()
-    assert lines[0] == "L15(g): format ok (4 checks, not the values) -- the grader will score it"
+    assert lines[0] == "L15(g): public checks pass (4 checks) -- the grader scores it on its own cases"
     assert lines[1] == "    checked: outcome_sampling_regrets returns increments at the player's infosets;"
     assert lines[2] == "             sampled_regret_means returns a (936, 3) array; x is a number;"
     assert all(len(line) <= 88 for line in lines) and all(line.startswith(" " * 13) for line in lines[2:])
     assert " ".join(" ".join(lines[1:]).split()) == "checked: " + "; ".join(" ".join(x.split()) for x in labels)
     one = public.FormatResult("27.2(a)", ["value is a number"], []).lines()
-    assert one == ["27.2(a): format ok (1 check, not the values) -- the grader will score it",
+    assert one == ["27.2(a): public checks pass (1 check) -- the grader scores it on its own cases",
                    "    checked: value is a number"]
 
 
 def test_a_not_ready_verdict_counts_the_failures_and_prints_every_hint(capsys):
     result = public.FormatResult("27.4(b)", ["a is a number", "b is a probability"], ["b is a probability: no"])
-    assert result.lines() == ["27.4(b): not ready -- 1 of 2 format checks fail", "    hint: b is a probability: no"]
+    assert result.lines() == ["27.4(b): not ready -- 1 of 2 public checks fail", "    hint: b is a probability: no"]
     check("27.4(b)")              # outside a notebook no name is defined: both checks fail
     assert capsys.readouterr().out == (
-        "27.4(b): not ready -- 2 of 2 format checks fail\n"
+        "27.4(b): not ready -- 3 of 3 public checks fail\n"
         "    hint: ev_bet_jack(q) returns a number: `ev_bet_jack` is not defined\n"
+        "    hint: ev_bet_jack at a public point: `ev_bet_jack` is not defined\n"
         "    hint: call_queen_p2 is a probability: `call_queen_p2` is not defined\n")
 
 
@@ -170,10 +172,11 @@ def test_public_checks_hint_at_blanks_and_never_crash_on_garbage(part):
 
 
 def test_public_checks_do_not_know_the_answers():
-    # well-formed but wrong answers pass the format checks that the hidden checks fail
+    # wrong answers that the public cases cannot tell apart (a value inside its bounds, the right
+    # function with the wrong probability, half of the equilibria) pass them; the hidden checks fail them
     wrong = {"27.2(a)": {"value": 0.5},
-             "27.2(b)": {"equilibrium": [1 / 3, 1 / 3, 1 / 3], "payoffs_against_equilibrium": [0.0, 0.0, 0.0]},
-             "27.4(b)": {"ev_bet_jack": [0.0], "call_queen_p2": 0.9}}
+             "27.4(b)": {"ev_bet_jack": [-1.1], "call_queen_p2": 0.9},
+             "27.6(a)": {"pure_equilibria": [["a", "a"]]}}
     for part, value in wrong.items():
         assert public.feedback(part, value).ok, part
         assert MATERIAL.grade_part(part, value).points < MATERIAL.spec_for(part).max_points, part
@@ -210,11 +213,11 @@ def test_the_notebook_side_needs_no_grading_extra():
               "    sys.modules[name] = None\n"
               "import labkit\nfrom labkit.grading import check\nfrom labkit.grading.reporter import collect\n"
               "from labkit.grading import public\n"
-              "print(public.feedback('27.4(b)', collect('27.4(b)', {'ev_bet_jack': lambda q: -1.0, "
+              "print(public.feedback('27.4(b)', collect('27.4(b)', {'ev_bet_jack': lambda q: -0.5 - 1.5 * q, "
               "'call_queen_p2': 0.5})).line())\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout == "27.4(b): format ok (2 checks, not the values) -- the grader will score it\n"
+    assert done.stdout == "27.4(b): public checks pass (3 checks) -- the grader scores it on its own cases\n"
 
 
 @pytest.mark.slow

@@ -93,7 +93,7 @@ def test_the_installed_grader_grades_a_solution(venv, outside):
     check = subprocess.run([str(bin_ / "python"), "-c",
                             "import labkit.grading.public as p; print(p.feedback('27.2(a)', {'value': 0.5}).line())"],
                            cwd=outside, env=env, capture_output=True, text=True, timeout=300)
-    assert check.stdout.startswith("27.2(a): format ok"), check.stderr
+    assert check.stdout.startswith("27.2(a): public checks pass"), check.stderr
 
 
 def test_the_readme_efr_command_on_a_slice(venv, outside):

@@ -361,3 +361,104 @@ def test_the_solutions_sampled_runs_are_the_same_on_every_cpu():
         assert done.returncode == 0, (variant, done.stderr[-2000:])
         outputs.append(done.stdout.splitlines()[-2:])
     assert len(outputs) >= 3 and all(out == outputs[0] for out in outputs), outputs
+
+
+# ------------------------------------------------------------------ the notebook's value checks (issue 22)
+PUBLIC = __import__("labkit.grading.public.lab15", fromlist=["PARTS"])
+
+
+def test_the_hand_worked_public_cases_are_labkits_and_openspiels():
+    import pyspiel
+    leduc = lk.games.load("leduc_poker")
+    assert np.allclose(lk.expected_payoffs(leduc, PUBLIC.BOLD_VS_TIMID), [1, -1], atol=1e-12)
+    assert np.allclose(lk.expected_payoffs(leduc, PUBLIC.TIMID_VS_BOLD), [-1, 1], atol=1e-12)
+    assert [lk.best_response(leduc, PUBLIC.TIMID, p).value for p in (0, 1)] == pytest.approx([1, 1], abs=1e-12)
+    assert lk.nash_conv(leduc, PUBLIC.TIMID) == pytest.approx(2, abs=1e-12)
+
+    def value(state, bold):
+        """OpenSpiel's Leduc played by the rules: `bold` raises whenever it may, the other folds."""
+        if state.is_terminal():
+            return np.array(state.returns())
+        if state.is_chance_node():
+            return sum(p * value(state.child(a), bold) for a, p in state.chance_outcomes())
+        order = [2, 1, 0] if state.current_player() == bold else [0, 1, 2]
+        return value(state.child(next(a for a in order if a in state.legal_actions())), bold)
+    game = pyspiel.load_game("leduc_poker")
+    assert np.allclose(value(game.new_initial_state(), 0), [1, -1], atol=1e-12)
+    assert np.allclose(value(game.new_initial_state(), 1), [-1, 1], atol=1e-12)
+
+
+def test_cfrs_second_iteration_checks_at_every_first_decision():
+    """The docstring's claim behind (0, 3/4, 1/4) and (0, 5/6, 1/6), and the averages themselves."""
+    leduc = lk.games.load("leduc_poker")
+    rows = PUBLIC._first_decisions()
+    assert [leduc.infoset_keys[I][2:] for I in rows] == ["|||"] * 6
+    for solver, want in ((lk.CFR(leduc), [0, 3 / 4, 1 / 4]), (lk.CFRPlus(leduc), [0, 5 / 6, 1 / 6])):
+        solver.step()
+        assert np.allclose(solver.current_policy().probs[rows], [0, 1, 0], atol=1e-12)
+        solver.step()
+        assert np.allclose(solver.average_policy().probs[rows], want, atol=1e-12)
+    plus = lk.CFRPlus(leduc)
+    plus.run(3)
+    assert np.all(plus.average_policy().probs[rows][:, 1:] >= 1 / 12 - 1e-12)
+
+
+def _chance_dropped():
+    return run(cells(lambda part: part == "L15(b)", edits={"L15(b)": [
+        ("reach = reach_by_owner(policy).prod(axis=0)", "reach = reach_by_owner(policy)[:2].prod(axis=0)")]}))
+
+
+def test_an_expected_payoff_that_drops_chances_probabilities_fails_its_check_cell():
+    wrong = _chance_dropped()
+    result = LAB.public("L15(b)", wrong)
+    assert not result.ok
+    assert any("gave [30.0, -30.0], this case gives [1.0, -1.0]" in h and "probability" in h for h in result.hints)
+    assert grade("L15(b)", wrong)[0] < SPECS["L15(b)"].max_points          # and the grader agrees
+
+
+def _last_iterate_at_first_decisions(average):
+    """An average whose first decisions hold the last iteration's policy (check/call), the slip of
+    returning the current policy."""
+    policy = np.array(average, dtype=float)
+    policy[PUBLIC._first_decisions()] = [0.0, 1.0, 0.0]
+    return policy
+
+
+LAB_WRONG = {
+    "L15(a)": {"counts": lambda ns: {**ns["counts"], "infosets": ns["counts"]["histories"]}},
+    "L15(c)": {"best_response_value": lambda ns: lambda policy, player: ns["expected_payoff"](policy)[player]},
+    "L15(d)": {"nash_conv": lambda ns: lambda policy: max(ns["best_response_value"](policy, p)
+                                                          - ns["expected_payoff"](policy)[p] for p in (0, 1))},
+    "L15(e)": {"cfr": lambda ns: lambda T: _last_iterate_at_first_decisions(ns["cfr"](T))},
+    "L15(f)": {"cfr_plus": lambda ns: ns["cfr"]},
+    "L15(g)": {"cfr_plus": lambda ns: lambda T: lk.uniform_policy(lk.games.load("leduc_poker")).probs},
+    "L15(h)": {"outcome_sampling_regrets": lambda ns: lambda *a: {
+        k: np.asarray(v) + 1.0 for k, v in ns["outcome_sampling_regrets"](*a).items()}},
+    "L15(i)": {"external_sampling_regrets": lambda ns: lambda *a: {
+        k: np.asarray(v) + 1.0 for k, v in ns["external_sampling_regrets"](*a).items()}},
+}
+
+
+@pytest.mark.parametrize("part", list(LAB_WRONG))
+def test_a_typical_wrong_answer_fails_its_check_cell(solution, part):
+    from test_grading_public import assert_names_no_answer
+    namespace = dict(solution)
+    namespace.update({name: make(solution) for name, make in LAB_WRONG[part].items()})
+    result = LAB.public(part, namespace)
+    assert not result.ok and result.line().startswith(f"{part}: not ready")
+    assert_names_no_answer(part, result.hints)
+
+
+def test_the_chance_dropped_hint_names_no_labkit_code():
+    from test_grading_public import assert_names_no_answer
+    assert_names_no_answer("L15(b)", LAB.public("L15(b)", _chance_dropped()).hints)
+
+
+def test_mccfr_that_ignores_its_seed_fails_its_check_cell(solution):
+    rng = np.random.default_rng(7)
+    namespace = dict(solution, mccfr=lambda kind, iterations, seed: solution["mccfr"](kind, iterations,
+                                                                                      int(rng.integers(1 << 30))))
+    result = LAB.public("L15(j)", namespace)
+    assert not result.ok and any("two different policies" in h for h in result.hints)
+    fixed = dict(solution, mccfr=lambda kind, iterations, seed: solution["mccfr"](kind, iterations, 0))
+    assert any("the same policy" in h for h in LAB.public("L15(j)", fixed).hints)

@@ -27,7 +27,7 @@ CLEAN = [
     "labkit/deep", "labkit/plot.py", "labkit/widgets.py", "labkit/data/__init__.py",
     # the course layer of labkit.grading
     "labkit/grading/render.py", "labkit/grading/roster.py", "labkit/grading/lms.py", "labkit/grading/manual.py",
-    "labkit/grading/review.py", "labkit/grading/course.py", "labkit/grading/feedback.py",
+    "labkit/grading/review.py", "labkit/grading/feedback.py",
     "labkit/grading/gradebook.py",
 ]
 

@@ -10,39 +10,46 @@ This distribution (``labkit-instructor``) is not what students install. It holds
 
 The grader (``labkit-grade``, in the student package) loads it through
 `labkit.grading.material.load` and runs the hidden checks in its own process, never in a
-student's kernel. Adding an exercise is one line in `MODULES`.
+student's kernel. An exercise is found by its module's name: there is no list to extend
+(book/instructors.md, "Adding an exercise").
 """
 from __future__ import annotations
 
 import importlib
+import pkgutil
+from pathlib import Path
 
 __version__ = "0.1.0"
 
-# one name per exercise: labkit_instructor.exercises.<name> and labkit_instructor.checks.<name>
-MODULES = [
-    "ex27_1",
-    "ex27_2",
-    "ex27_3",
-    "ex27_4",
-    "ex27_5",
-    "ex27_6",
-    "ex27_7",
-    "ex27_8",
-    "ex4_1",
-    "ex5_1",
-    "ex6_1",
-    "lab15",
-]
+# one name per exercise: labkit_instructor.exercises.<name> and labkit_instructor.checks.<name>, found by
+# name (every module of labkit_instructor.exercises but `common`), in the order of the names
+MODULES = sorted(info.name for info in pkgutil.iter_modules(
+    [str(Path(__file__).parent / "exercises")]) if info.name != "common")
+
+
+
+def _hidden_parts(name, module):
+    """The hidden checks of an exercise: ``PARTS`` in its own module (an exercise written in one
+    file), else in ``labkit_instructor.checks.<name>``."""
+    if hasattr(module, "PARTS"):
+        return module.PARTS
+    return importlib.import_module(f"labkit_instructor.checks.{name}").PARTS
+
 
 EXERCISES = {}
 SPECS = {}
+# {module name: source of labkit.grading.public.<name>} of the exercises written in one file
+# (``PUBLIC_CHECKS``); scripts/build_exercises.py writes them into labkit/grading/public/
+PUBLIC_SOURCES = {}
 for _name in MODULES:
-    _exercise = importlib.import_module(f"labkit_instructor.exercises.{_name}").EXERCISE
-    EXERCISES[_exercise.number] = _exercise
-    for _spec in importlib.import_module(f"labkit_instructor.checks.{_name}").PARTS:
+    _module = importlib.import_module(f"labkit_instructor.exercises.{_name}")
+    EXERCISES[_module.EXERCISE.number] = _module.EXERCISE
+    for _spec in _hidden_parts(_name, _module):
         SPECS[_spec.part] = _spec
-del _name, _exercise, _spec
+    if hasattr(_module, "PUBLIC_CHECKS"):
+        PUBLIC_SOURCES[_name] = _module.PUBLIC_CHECKS
+del _name, _module, _spec
 
 from labkit_instructor.checks import grade_part, spec_for  # noqa: E402
 
-__all__ = ["EXERCISES", "MODULES", "SPECS", "grade_part", "spec_for", "__version__"]
+__all__ = ["EXERCISES", "MODULES", "PUBLIC_SOURCES", "SPECS", "grade_part", "spec_for", "__version__"]

@@ -1,22 +1,39 @@
-"""Command line: ``labkit-grade PATH... [--csv FILE] [--jsonl FILE] [--feedback DIR] [--json] [--timeout S]
-[--budget S] [--memory MIB] [--processes N] [--workers N] [--exercise 27.K] [--instructor DIR]
-[--no-sandbox] [--roster FILE] [--lms canvas|moodle] [--gradebook FORMAT FILE] [--review DIR]
-[--manual FILE]``, and two subcommands: ``labkit-grade merge GRADES.csv manual.csv``
+"""Command line: ``labkit-grade PATH... [--out DIR] [--csv FILE] [--jsonl FILE] [--feedback DIR] [--resume]
+[--json] [--timeout S] [--budget S] [--memory MIB] [--processes N] [--cpus N] [--workers N] [--exercise 27.K]
+[--instructor DIR] [--no-sandbox] [--roster FILE] [--lms canvas|moodle] [--gradebook FORMAT FILE]
+[--review DIR] [--manual FILE]``, and two subcommands: ``labkit-grade merge GRADES.csv manual.csv``
 (`labkit.grading.manual`) and ``labkit-grade gradescope EXERCISE OUT.zip``
 (`labkit.grading.gradescope`).
 
 Grades every .ipynb given or found under the given folders, each in its own sandbox, and prints a
-score table (or JSON). Rows are written to the CSV and JSON-lines files as each notebook is done,
-and one line per notebook goes to standard error as it finishes (`labkit.grading.course`). The
-exit status is 0 when every notebook was graded or reported as not gradable (a malformed notebook,
-a notebook of another exercise: its row says why), 1 when the grader itself failed on a notebook,
-2 on a usage error or when no sandbox is available.
+score table (or JSON); one line per notebook goes to standard error as it finishes
+(`labkit.grading.course`). ``--out DIR`` puts every output in one folder (``grades.csv``,
+``grades.jsonl``, ``feedback/``); ``--csv``, ``--jsonl`` and ``--feedback`` choose files of their
+own. The output folder (``--out``, else the folder of the CSV, the JSON lines or the feedback
+folder) also holds the run journal (`labkit.grading.journal`), which records each notebook as it
+is done, and, when some submissions have the same answers, ``labkit-grade-similarity.csv`` (for
+the instructor; students' feedback never names anyone else).
+
+``--resume`` grades only what the journal does not already hold (new or changed notebooks,
+those not reached, parts a busy machine could not time) and keeps the other rows. Ctrl-C (or
+SIGTERM) stops every sandbox, writes every finished row and the tables, and prints the command
+that resumes. A disk that fills up ends the run with a message naming the file that could not
+be written; the journal stays whole.
+
+The exit status is 0 when every notebook was graded or reported as not gradable (a malformed
+notebook, a notebook of another exercise: its row says why), 1 when the grader itself failed on
+a notebook or a grade is not final (a part a busy machine could not time: ``--resume`` grades it
+again), 2 on a usage error or when no sandbox is available, 3 when an output could not be
+written (a full disk), 130 when interrupted.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shlex
+import signal
 import sys
 
 NO_SANDBOX_WARNING = ("labkit-grade: WARNING: --no-sandbox: student code runs as you, with your files, "
@@ -36,12 +53,18 @@ def _parser():
     p = argparse.ArgumentParser(prog="labkit-grade", description="Grade labkit exercise notebooks, each in a sandbox.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="submitted notebooks, or folders searched for *.ipynb")
     p.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
-    p.add_argument("--csv", metavar="FILE", help="also write one row per student to FILE (as they are graded)")
+    p.add_argument("--out", metavar="DIR", help="write grades.csv, grades.jsonl, feedback/ and the run journal into DIR")
+    p.add_argument("--csv", metavar="FILE", help="also write one row per student to FILE")
     p.add_argument("--jsonl", metavar="FILE", help="also write one JSON line per student to FILE (as they are graded)")
     p.add_argument("--feedback", metavar="DIR", help="write a feedback file per student (Markdown and HTML) into DIR")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds each cell may run (default 60)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the rows the output folder's journal already holds; grade only the rest")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                   help="CPU seconds each cell may use (default 60; time spent waiting for a busy machine is free)")
     p.add_argument("--budget", type=float, default=600.0, metavar="S",
-                   help="seconds one notebook may take in all (default 600)")
+                   help="CPU seconds one notebook may use in all (default 600)")
+    p.add_argument("--cpus", type=float, default=1.0, metavar="N",
+                   help="CPUs one notebook may use at once, where control groups exist (default 1)")
     p.add_argument("--memory", type=int, default=2048, metavar="MIB",
                    help="MiB of memory one notebook may use, all its processes together (default 2048)")
     p.add_argument("--processes", type=int, default=64, metavar="N",
@@ -68,6 +91,12 @@ def _usage_error(args):
         return "--budget must be positive"
     if args.workers is not None and args.workers < 1:
         return "--workers must be at least 1"
+    if not args.cpus >= 0.01:
+        return "--cpus must be at least 0.01"
+    if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
+        return f"--out {args.out} is a file; give a folder (it is created if missing)"
+    if args.resume and output_folder(args) is None:
+        return "--resume needs an output folder with a journal: give --out DIR (or the --csv of the run to resume)"
     from labkit.grading.sandbox import MIN_MEMORY, MIN_PROCESSES, MIB
     if args.memory < MIN_MEMORY // MIB:
         return f"--memory must be at least {MIN_MEMORY // MIB} (MiB; the kernel and its driver need about 300)"
@@ -86,6 +115,18 @@ def _usage_error(args):
         return f"--feedback {args.feedback} is a file; give a folder (it is created if missing)"
     from labkit.grading import course
     return course.usage_error(args)
+
+
+def output_folder(args):
+    """The folder of the journal: --out, else that of --csv, --jsonl or --feedback (None: none given)."""
+    if args.out:
+        return args.out
+    for path in (args.csv, args.jsonl):
+        if path:
+            return os.path.dirname(os.path.abspath(path))
+    if args.feedback:
+        return os.path.dirname(os.path.abspath(args.feedback.rstrip(os.sep)))
+    return None
 
 
 def confinement_note(memory_mib):
@@ -146,68 +187,171 @@ def main(argv=None):
     if args.no_sandbox:
         print(NO_SANDBOX_WARNING, file=sys.stderr)
     else:
+        from labkit.grading.material import location
         from labkit.grading.sandbox import SandboxUnavailable, check_available
         try:
-            check_available()
+            check_available([location(mat)])
         except SandboxUnavailable as exc:
             print(f"labkit-grade: refusing to grade: {exc}", file=sys.stderr)
             return 2
     note = confinement_note(args.memory)
     if note:
         print(note, file=sys.stderr)
-    return _grade(args, mat)
+    return _grade(args, mat, argv)
 
 
-def _grade(args, mat):
-    from labkit.grading import course, manual, report
-    from labkit.grading.grader import grade_paths
+SIMILARITY_NAME = "labkit-grade-similarity.csv"
+INTERRUPTED, OUTPUT_FAILED = 130, 3
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM and SIGHUP end the run the way Ctrl-C does (finished rows written, resume line)."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    saved = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            saved[signum] = signal.signal(signum, interrupt)
+        except ValueError:             # not the main thread: leave signals alone
+            pass
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+
+
+class _Outputs:
+    """Where this run writes: the journal, JSON lines and feedback as each notebook is done; the
+    CSV, the JSON lines again (complete, in path order) and the similarity report at the end."""
+
+    def __init__(self, args, argv):
+        from labkit.grading import report
+        from labkit.grading.journal import Journal
+        self.report, self.args = report, args
+        out = args.out
+        self.csv = args.csv or (os.path.join(out, "grades.csv") if out else None)
+        self.jsonl = args.jsonl or (os.path.join(out, "grades.jsonl") if out else None)
+        self.feedback = args.feedback or (os.path.join(out, "feedback") if out else None)
+        self.folder = output_folder(args)
+        self.command = ["labkit-grade", *[a for a in argv if a != "--resume"], "--resume"]
+        self.journal = self.lines = self.writer = None
+        self.journal = Journal(self.folder, resume=args.resume, command=["labkit-grade", *argv]) if self.folder else None
+        try:
+            self.lines = report.JsonLinesLog(self.jsonl) if self.jsonl else None
+            self.writer = report.FeedbackWriter(self.feedback) if self.feedback else None
+        except BaseException:
+            self.close()
+            raise
+
+    def add(self, result):
+        if self.lines is not None:
+            self.lines.add(result)
+        if self.writer is not None:
+            self.writer.add(result)
+
+    def tables(self, results, exercises):
+        """The CSV, the complete JSON lines and (if any) the similarity report, each a new file."""
+        from labkit.grading.outputs import write_new
+        if self.lines is not None:
+            self.lines.close()
+            self.lines = None
+            write_new(self.jsonl, self.report.jsonl_text(results))
+        if self.csv:
+            self.report.write_csv(results, self.csv, exercises)
+        if self.folder and self.report.similarity_rows(results):
+            write_new(os.path.join(self.folder, SIMILARITY_NAME), self.report.similarity_text(results))
+
+    def close(self):
+        for log in (self.lines, self.journal):
+            if log is not None:
+                log.close()
+
+    def resume_line(self):
+        return f"to go on where this run stopped: {shlex.join(self.command)}"
+
+
+def _exercises(args, mat, results):
+    numbers = [args.exercise] if args.exercise else sorted({r["exercise"] for r in results if r.get("exercise")},
+                                                           key=list(mat.EXERCISES).index)
+    return [mat.EXERCISES[n] for n in numbers if n in mat.EXERCISES]
+
+
+def _grade(args, mat, argv):
+    from labkit.grading import course, report
+    from labkit.grading.grader import GradingInterrupted, finish, grade_paths, is_final
+    from labkit.grading.journal import JournalBusy
+    from labkit.grading.outputs import OutputError
     from labkit.grading.sandbox import MIB, Limits
-    limits = Limits(memory=args.memory * MIB, processes=args.processes)
-    logs = []
+    limits = Limits(memory=args.memory * MIB, processes=args.processes, cpus=args.cpus)
     try:
         run = course.Course(args, mat)
     except ValueError as exc:               # a class list or manual.csv that cannot be used
         print(f"labkit-grade: {exc}", file=sys.stderr)
         return 2
-
-    def on_start(intakes):
-        run.on_start(intakes)
-        numbers = [args.exercise] if args.exercise else sorted({i.exercise for i in intakes if i.exercise},
-                                                               key=list(mat.EXERCISES).index)
-        parts = report.part_columns(exercises=[mat.EXERCISES[n] for n in numbers])
-        if args.csv:
-            logs.append(report.CsvLog(args.csv, parts, manual.written_columns(mat.EXERCISES[n] for n in numbers)))
-        if args.jsonl:
-            logs.append(report.JsonLinesLog(args.jsonl))
-        if args.feedback:
-            logs.append(report.FeedbackWriter(args.feedback))
+    try:
+        outputs = _Outputs(args, argv)
+    except JournalBusy as exc:
+        print(f"labkit-grade: {exc}", file=sys.stderr)
+        return 2
+    except OutputError as exc:
+        print(f"labkit-grade: {'the disk is full: ' if exc.disk_full else ''}{exc}", file=sys.stderr)
+        return OUTPUT_FAILED
 
     def on_result(result):
-        run.on_result(result)
-        for log in logs:
-            log.add(result)
+        run.on_result(result)               # hand-graded points merged, the progress line
+        outputs.add(result)
 
     executor = "serial" if args.workers == 1 else args.workers
+    stopped = None
     try:
-        results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor,
-                              progress=False, instructor=args.instructor,
-                              sandbox=not args.no_sandbox, budget=args.budget, limits=limits, on_start=on_start,
-                              on_result=on_result)
+        with _terminate_as_interrupt():
+            try:
+                results = grade_paths(args.paths, timeout=args.timeout, exercise=args.exercise, executor=executor,
+                                      progress=False, instructor=args.instructor,
+                                      sandbox=not args.no_sandbox, budget=args.budget, limits=limits,
+                                      on_start=run.on_start, on_read=run.on_read if run.reads_first else None,
+                                      on_result=on_result, journal=outputs.journal)
+            except (GradingInterrupted, OutputError) as exc:
+                stopped = exc
+                results = [r for r in finish(getattr(exc, "results", None) or [], mat) if r is not None]
+            try:
+                outputs.tables(results, _exercises(args, mat, results))
+            except OutputError as exc:
+                stopped = stopped if isinstance(stopped, OutputError) else exc
     finally:
-        for log in logs:
-            log.close()
+        outputs.close()
+        run.close()
     if args.json:
         print(json.dumps(report.json_ready(results), indent=2))
     else:
-        print(report.format_table(results), end="")
-    try:
-        run.finish(results)
-    except (ValueError, OSError) as exc:          # a gradebook that cannot be written as asked
-        print(f"labkit-grade: {exc}", file=sys.stderr)
-        return 2
+        print(report.format_table(results) if results else "", end="")
+    if stopped is None:
+        try:
+            run.finish(results)
+        except (ValueError, OSError) as exc:          # a gradebook that cannot be written as asked
+            print(f"labkit-grade: {exc}", file=sys.stderr)
+            return 2
     if args.no_sandbox:
         print(NO_SANDBOX_WARNING, file=sys.stderr)
-    return 1 if any(r.get("grader_failed") for r in results) else 0
+    if isinstance(stopped, OutputError):
+        kept = f"; the {outputs.journal.recorded} notebooks graded are in {outputs.journal.path}" if outputs.journal else ""
+        full = "the disk is full: " if stopped.disk_full else ""
+        print(f"labkit-grade: stopped: {full}{stopped}{kept}. Free some space, then "
+              f"{outputs.resume_line() if outputs.journal else 'run it again'}", file=sys.stderr)
+        return OUTPUT_FAILED
+    if stopped is not None:
+        print(f"labkit-grade: interrupted: {len(results)} of {len(stopped.results)} notebooks finished, their rows "
+              f"are written. {outputs.resume_line() if outputs.journal else 'Give --out DIR to be able to resume.'}",
+              file=sys.stderr)
+        return INTERRUPTED
+    unfinished = [r for r in results if not is_final(r)]
+    if unfinished:
+        print(f"labkit-grade: {len(unfinished)} notebooks are not graded for good (the machine was too busy, or the "
+              f"grader failed on them); {outputs.resume_line() if outputs.journal else 'grade them again'}",
+              file=sys.stderr)
+    return 1 if any(r.get("grader_failed") or not is_final(r) for r in results) else 0
 
 
 if __name__ == "__main__":

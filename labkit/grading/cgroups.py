@@ -9,15 +9,24 @@ group reaches its memory limit the kernel's OOM killer ends one of *its* process
 one of another submission or of the grader -- and counts it in the group's ``oom_kill``
 counter, which the grader reads to tell the student "memory limit of N MiB reached".
 
+The group also bounds and counts CPU time, where the ``cpu`` (and, on v1, ``cpuacct``)
+controllers exist: a quota of `SubmissionGroup.cpus` CPUs (so that one sandbox with many busy
+processes cannot starve its neighbours, whatever the host's scheduler does between process
+groups), and the CPU seconds the whole sandbox used, which the sandbox's driver reads to charge
+each cell its CPU time (`labkit.grading.cpuclock`; the file is bound read-only into the sandbox).
+
 Both hierarchies are handled:
 
-* cgroup v1 (separate ``memory`` and ``pids`` mounts, as here): ``memory.limit_in_bytes`` and,
-  when swap accounting exists, ``memory.memsw.limit_in_bytes`` (so swap cannot extend it);
-  ``pids.max``; OOM kills from ``memory.oom_control``;
-* cgroup v2 (one unified mount with the ``memory`` and ``pids`` controllers): ``memory.max``,
-  ``memory.swap.max = 0``, ``pids.max``; OOM kills from ``memory.events``. The controllers are
-  enabled in ``cgroup.subtree_control`` on the way down (the parent folder holds no process,
-  as v2 requires).
+* cgroup v1 (separate ``memory``, ``pids``, ``cpu`` and ``cpuacct`` mounts, as here, or ``cpu``
+  and ``cpuacct`` together): ``memory.limit_in_bytes`` and, when swap accounting exists,
+  ``memory.memsw.limit_in_bytes`` (so swap cannot extend it); ``pids.max``;
+  ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``; OOM kills from ``memory.oom_control``, CPU
+  time from ``cpuacct.usage`` (nanoseconds);
+* cgroup v2 (one unified mount with the ``memory`` and ``pids`` controllers, and ``cpu`` when it
+  is there): ``memory.max``, ``memory.swap.max = 0``, ``pids.max``, ``cpu.max``; OOM kills from
+  ``memory.events``, CPU time from ``usage_usec`` in ``cpu.stat``. The controllers are enabled in
+  ``cgroup.subtree_control`` on the way down (the parent folder holds no process, as v2
+  requires).
 
 The groups live in a folder of their own, ``labkit-grade``, at the top of each hierarchy (not
 inside the cgroup the grader itself runs in, which belongs to whatever started it); one group
@@ -43,10 +52,13 @@ MOUNTINFO = "/proc/self/mountinfo"
 @dataclass(frozen=True)
 class Hierarchy:
     """Where the controllers are mounted: ``version`` 1 (``memory`` and ``pids`` mounts) or 2
-    (both the same unified mount)."""
+    (both the same unified mount). ``cpu`` (the quota) and ``cpuacct`` (the CPU time; on v2 the
+    unified mount itself) are None where the machine lacks them."""
     version: int
     memory: Path
     pids: Path
+    cpu: Path | None = None
+    cpuacct: Path | None = None
 
 
 def _mounts(mountinfo):
@@ -73,10 +85,10 @@ def find_hierarchy(mountinfo=MOUNTINFO):
     cgroup v1 is used when both controllers are mounted as v1 (a v2 mount then holds neither);
     otherwise a v2 mount whose ``cgroup.controllers`` lists both."""
     mounts = _mounts(mountinfo)
-    v1 = {c: point for point, kind, options in mounts if kind == "cgroup" for c in ("memory", "pids")
-          if c in options}
+    v1 = {c: point for point, kind, options in mounts if kind == "cgroup"
+          for c in ("memory", "pids", "cpu", "cpuacct") if c in options}
     if "memory" in v1 and "pids" in v1:
-        return Hierarchy(1, v1["memory"], v1["pids"])
+        return Hierarchy(1, v1["memory"], v1["pids"], v1.get("cpu"), v1.get("cpuacct"))
     for point, kind, _ in mounts:
         if kind != "cgroup2":
             continue
@@ -85,7 +97,7 @@ def find_hierarchy(mountinfo=MOUNTINFO):
         except OSError:
             continue
         if {"memory", "pids"} <= controllers:
-            return Hierarchy(2, point, point)
+            return Hierarchy(2, point, point, point if "cpu" in controllers else None, point)
     return None
 
 
@@ -118,15 +130,24 @@ class SubmissionGroup:
         Bytes the whole group may use (``memory.limit_in_bytes`` / ``memory.max``).
     processes : int
         Tasks (processes and threads) the whole group may hold (``pids.max``).
+    cpus : float, optional
+        CPUs' worth of time the whole group may use per second (``cpu.cfs_quota_us`` /
+        ``cpu.max``); None: no quota.
     """
 
-    def __init__(self, hierarchy, name, memory, processes):
+    PERIOD = 100_000           # microseconds of one CPU quota period (the kernel's default)
+
+    def __init__(self, hierarchy, name, memory, processes, cpus=None):
         self.hierarchy, self.name = hierarchy, name
         self.memory, self.processes = int(memory), int(processes)
-        roots = {hierarchy.memory, hierarchy.pids}
+        self.cpus = None if cpus is None else float(cpus)
+        roots = {hierarchy.memory, hierarchy.pids} | {r for r in (hierarchy.cpu, hierarchy.cpuacct) if r is not None}
         self.folders = [root / PARENT / name for root in sorted(roots)]
         self.memory_folder = hierarchy.memory / PARENT / name
         self.pids_folder = hierarchy.pids / PARENT / name
+        self.cpu_folder = hierarchy.cpu / PARENT / name if hierarchy.cpu is not None else None
+        self.cpuacct_folder = hierarchy.cpuacct / PARENT / name if hierarchy.cpuacct is not None else None
+        self.cpu_limited = False
         self._oom_start = self._pids_start = 0
 
     # ------------------------------------------------------------------ set up
@@ -136,9 +157,9 @@ class SubmissionGroup:
         emptied and reused. Raises OSError if the hierarchy refuses."""
         for folder in self.folders:
             if self.hierarchy.version == 2:
-                _enable_controllers(folder.parent.parent)
+                _enable_controllers(folder.parent.parent, self._v2_controllers())
                 folder.parent.mkdir(exist_ok=True)
-                _enable_controllers(folder.parent)
+                _enable_controllers(folder.parent, self._v2_controllers())
             else:
                 folder.parent.mkdir(exist_ok=True)
             if folder.exists():
@@ -156,8 +177,46 @@ class SubmissionGroup:
             if (self.memory_folder / "memory.swap.max").exists():
                 _write(self.memory_folder / "memory.swap.max", "0")
         _write(self.pids_folder / "pids.max", str(self.processes))
+        self.cpu_limited = self._set_cpu_quota()
         self._oom_start, self._pids_start = self._oom_total(), self._pids_total()
         return self
+
+    def _v2_controllers(self):
+        return ("memory", "pids") + (("cpu",) if self.hierarchy.cpu is not None and self.cpus else ())
+
+    def _set_cpu_quota(self):
+        """Write the CPU quota; False where there is no cpu controller (or no quota asked)."""
+        if self.cpus is None or self.cpu_folder is None:
+            return False
+        quota = max(1000, round(self.cpus * self.PERIOD))
+        try:
+            if self.hierarchy.version == 1:
+                _write(self.cpu_folder / "cpu.cfs_period_us", str(self.PERIOD))
+                _write(self.cpu_folder / "cpu.cfs_quota_us", str(quota))
+            else:
+                _write(self.cpu_folder / "cpu.max", f"{quota} {self.PERIOD}")
+        except OSError:
+            return False
+        return True
+
+    def cpu_usage_file(self):
+        """The file holding the group's CPU time (``cpuacct.usage`` or ``cpu.stat``), or None."""
+        if self.cpuacct_folder is None:
+            return None
+        path = self.cpuacct_folder / ("cpuacct.usage" if self.hierarchy.version == 1 else "cpu.stat")
+        return path if path.exists() else None
+
+    def cpu_seconds(self):
+        """CPU seconds the group used so far (None where not counted)."""
+        path = self.cpu_usage_file()
+        if path is None:
+            return None
+        try:
+            if self.hierarchy.version == 1:
+                return int(path.read_text().split()[0]) / 1e9
+            return _counter(path, "usage_usec") / 1e6
+        except (OSError, ValueError, IndexError):
+            return None
 
     def join_command(self):
         """argv prefix that puts the command it runs into this group before exec'ing it, so
@@ -236,16 +295,19 @@ class SubmissionGroup:
         return gone
 
 
-def _enable_controllers(folder):
-    """Let the children of a v2 group use the memory and pids controllers."""
+def _enable_controllers(folder, controllers=("memory", "pids")):
+    """Let the children of a v2 group use the controllers given."""
     control = folder / "cgroup.subtree_control"
     try:
         enabled = set(control.read_text().split())
     except OSError:
         return
-    missing = [c for c in ("memory", "pids") if c not in enabled]
-    if missing:
-        _write(control, " ".join(f"+{c}" for c in missing))
+    for controller in (c for c in controllers if c not in enabled):
+        try:
+            _write(control, f"+{controller}")
+        except OSError:
+            if controller in ("memory", "pids"):      # without a CPU quota the group is still worth having
+                raise
 
 
 _state = {}

@@ -5,21 +5,29 @@
 It runs *inside* the grading sandbox (`labkit.grading.sandbox`), next to the kernel it drives;
 the grader, outside, reads its standard output and computes the verdicts. The job, read from
 standard input, is ``{"cells": [[role, part, source], ...], "timeout", "setup_timeout", "budget",
-"timeouts", "specs", "seals": [{"nonce"}, ...]}``: the master's cells with the student's answers
-in place (setup cells first), per-cell timeouts that replace ``timeout`` (``{index: seconds}``,
-for the check cells of timed parts), the part specifications with the hidden probes (one copy,
-written into each kernel's seal) and one seal per kernel the driver may start (the nonce that
-signs the check records).
+"timeouts", "specs", "seals": [{"nonce"}, ...], "sandboxed", "cpu_usage"}``: the master's cells
+with the student's answers in place (setup cells first), the charged seconds each cell, the
+setup and the whole notebook may use (`labkit.grading.cpuclock`), per-cell budgets that replace
+``timeout`` (``{index: seconds}``, for the check cells of timed parts), the part specifications
+with the hidden probes (one copy, written into each kernel's seal), one seal per kernel the
+driver may start (the nonce that signs the check records), whether it runs in a sandbox (its
+PID namespace is then all its own) and where the sandbox's control group shows its CPU time.
+
+Before it starts a kernel, the driver protects itself (`labkit.grading.hardening`): it cannot be
+traced or read through /proc by the kernel's code, and nothing it starts can make a user
+namespace. It holds the secrets of its own submission only.
 
 Events (one JSON object per line): ``{"event": "cell", "index", "status", "error", "records",
-"generation"}`` for every non-setup cell (status ok, error, timeout, flood, dead, skipped or
-budget; ``records`` are the check records among a check cell's outputs, signed with the nonce
-of kernel ``generation``), ``{"event": "fatal", "error"}`` when the setup itself fails, and
-``{"event": "done", "interrupts", "restarts"}`` at the end.
+"generation", "retried", "charged", "cpu", "wall"}`` for every non-setup cell (status ok, error,
+timeout, busy, flood, dead, skipped or budget; ``records`` are the check records among a check
+cell's outputs, signed with the nonce of kernel ``generation``; ``retried`` when a busy machine
+stopped the cell's first run), ``{"event": "fatal", "error"}`` when the setup itself fails, and
+``{"event": "done", "interrupts", "restarts", "charged"}`` at the end.
 
 Nothing here is trusted by the grader: student code runs as the same user in the same sandbox
-and could write lines of its own. Such lines can only claim values for this submission's own
-names, which writing those values in an answer cell does anyway (see `labkit.grading`).
+and could write lines of its own (if it found a way past the hardening). Such lines can only
+claim values for this submission's own names, which writing those values in an answer cell does
+anyway (see `labkit.grading`).
 """
 from __future__ import annotations
 
@@ -27,14 +35,23 @@ import json
 import logging
 import os
 import sys
-import time
 import warnings
 from pathlib import Path
 
-from labkit.grading.reporter import NONCE_VARIABLE, RECORD_MIME, SEAL_SOURCE
+# nbformat validates with jsonschema, whose format checker imports rfc3987_syntax where it is
+# installed, and that module compiles an IRI grammar as it loads (3 CPU seconds, most of the
+# driver's start). No notebook schema has an "iri" format; without the module, jsonschema skips
+# that one check and validates all the rest. The driver is a process of its own, so this touches
+# nothing else.
+sys.modules.setdefault("rfc3987_syntax", None)
+
+from labkit.grading.cpuclock import Meter  # noqa: E402
+from labkit.grading.hardening import harden  # noqa: E402
+from labkit.grading.reporter import NONCE_VARIABLE, RECORD_MIME, SEAL_SOURCE  # noqa: E402
 
 MAX_RECORDS = 20            # check records kept from one check cell
-TROUBLE = ("timeout", "dead", "flood")
+TROUBLE = ("timeout", "dead", "flood", "busy")
+RETRY_WALL_FACTOR = 2.0     # a cell retried after a busy machine stopped it gets twice the safety net
 
 
 def _write_private(path, text):
@@ -64,36 +81,59 @@ class _Events:
         self._out.flush()
 
 
-def run_job(job, events, workdir):
+def run_job(job, events, workdir, meter=None):
+    """Run the job's cells and send one event per cell (see the module's docstring).
+
+    Time is charged, not read off the wall clock (`labkit.grading.cpuclock`): each cell has its
+    budget, the whole notebook has ``budget`` charged seconds, setup included. A cell stopped
+    by the wall-clock safety net on a busy machine is run once more with a wider net; if that
+    one is stopped on a busy machine too, the cell is reported as "busy" (not a grade: the
+    grader says to grade it again)."""
     from labkit.grading.runner import KernelRun
     cells = [tuple(c) for c in job["cells"]]
     timeout, setup_timeout = float(job["timeout"]), float(job["setup_timeout"])
     cell_timeouts = {int(k): float(v) for k, v in (job.get("timeouts") or {}).items()}
-    deadline = time.monotonic() + float(job["budget"])
+    budget = float(job["budget"])
     seals, specs = job["seals"], job.get("specs", {})
     seal_path = Path(workdir) / ".seal"
     setup_sources = [SEAL_SOURCE] + [src for role, _, src in cells if role == "setup"]
-    generation = [0]
+    generation, spent = [0], [0.0]
+
+    def run_cell(kernel, source, limit):
+        """One cell, retried once if a busy machine stopped it: (run, retried)."""
+        restarts = kernel.restarts
+        run = kernel.run(source, timeout=limit)
+        spent[0] += _clock(run, "charged")
+        if run.status != "timeout" or not getattr(run, "busy", False) or kernel.restarts != restarts:
+            return run, False
+        again = kernel.run(source, timeout=max(1.0, min(limit, budget - spent[0])), wall_factor=RETRY_WALL_FACTOR)
+        spent[0] += _clock(again, "charged")
+        if again.status == "timeout" and getattr(again, "busy", False):
+            again.status = "busy"
+            again.error = f"{again.error}; it was stopped on a busy machine twice"
+        return again, True
 
     def run_setup(kernel):
         seal = seals[generation[0]]
         _write_private(seal_path, json.dumps({"nonce": seal["nonce"], "specs": seal.get("specs", specs)}))
         for src in setup_sources:
-            run = kernel.run(src, timeout=max(timeout, setup_timeout))
+            run, _ = run_cell(kernel, src, max(timeout, setup_timeout))
             if run.status != "ok":
-                raise RuntimeError(f"the exercise's setup cell failed in the grader: {run.error}")
+                raise SetupFailed(f"the exercise's setup cell failed in the grader: {run.error}", run.status == "busy")
 
     trouble = set()
-    with KernelRun(timeout, {NONCE_VARIABLE: str(seal_path)}, str(workdir)) as kernel:
+    options = {"meter": meter} if meter is not None else {}
+    with KernelRun(timeout, {NONCE_VARIABLE: str(seal_path)}, str(workdir), **options) as kernel:
         try:
             run_setup(kernel)
         except Exception as exc:
-            events.send(event="fatal", error=str(exc)[:500])
+            events.send(event="fatal", error=str(exc)[:500], charged=round(spent[0], 3),
+                        busy=getattr(exc, "busy", False))
             return
         for index, (role, part, source) in enumerate(cells):
             if role == "setup":
                 continue
-            left = deadline - time.monotonic()
+            left = budget - spent[0]
             if left <= 1:
                 events.send(event="cell", index=index, status="budget", error=None, records=[],
                             generation=generation[0])
@@ -103,7 +143,7 @@ def run_job(job, events, workdir):
                             generation=generation[0])
                 continue
             restarts, ran_in = kernel.restarts, generation[0]
-            run = kernel.run(source, timeout=min(cell_timeouts.get(index, timeout), left))
+            run, retried = run_cell(kernel, source, min(cell_timeouts.get(index, timeout), left))
             if role == "answer" and run.status in TROUBLE:
                 trouble.add(part)
             records = []
@@ -111,7 +151,8 @@ def run_job(job, events, workdir):
                 records = [o["data"][RECORD_MIME] for o in run.outputs
                            if o.get("output_type") == "display_data" and RECORD_MIME in o.get("data", {})]
             events.send(event="cell", index=index, status=run.status, error=(run.error or "")[:2000] or None,
-                        records=records[-MAX_RECORDS:], generation=ran_in)
+                        records=records[-MAX_RECORDS:], generation=ran_in, retried=retried,
+                        **{name: round(_clock(run, name), 3) for name in ("charged", "cpu", "wall")})
             if kernel.restarts != restarts:
                 generation[0] += 1
                 if generation[0] >= len(seals):
@@ -120,9 +161,22 @@ def run_job(job, events, workdir):
                 try:
                     run_setup(kernel)
                 except Exception as exc:
-                    events.send(event="fatal", error=str(exc)[:500])
+                    events.send(event="fatal", error=str(exc)[:500], busy=getattr(exc, "busy", False))
                     return
-        events.send(event="done", interrupts=kernel.interrupts, restarts=kernel.restarts)
+        events.send(event="done", interrupts=kernel.interrupts, restarts=kernel.restarts, charged=round(spent[0], 3))
+
+
+class SetupFailed(RuntimeError):
+    """The exercise's own setup did not run; ``busy`` when a busy machine stopped it twice."""
+
+    def __init__(self, message, busy=False):
+        super().__init__(message)
+        self.busy = busy
+
+
+def _clock(run, name):
+    """A cell's clock reading (`labkit.grading.runner.CellRun`); 0 for a stand-in run without one."""
+    return float(getattr(run, name, 0.0) or 0.0)
 
 
 PRIVATE_DIRS = ("HOME", "IPYTHONDIR", "MPLCONFIGDIR", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR")
@@ -145,12 +199,20 @@ def main():
     logging.disable(logging.CRITICAL)      # nbclient and jupyter_client warnings are not the grader's output
     events = _Events()
     job = json.loads(sys.stdin.read())
+    try:
+        harden()
+    except OSError as exc:               # without a sandbox it is a best effort; inside one, required
+        if job.get("sandboxed"):
+            events.send(event="fatal", error=f"the grading driver could not protect itself: {exc}"[:500])
+            sys.stdout.flush()
+            os._exit(0)
     workdir = Path(job.get("workdir") or os.getcwd())
     for folder in [workdir] + [os.environ[k] for k in PRIVATE_DIRS if k in os.environ]:
         Path(folder).mkdir(parents=True, exist_ok=True)
     try:
         _write_master(job, workdir)
-        run_job(job, events, workdir)
+        meter = Meter(usage_file=job.get("cpu_usage"), whole_namespace=bool(job.get("sandboxed")))
+        run_job(job, events, workdir, meter=meter)
     except Exception as exc:             # report, never a traceback on the grader's terminal
         events.send(event="fatal", error=f"{type(exc).__name__}: {exc}"[:500])
     sys.stdout.flush()

@@ -9,17 +9,27 @@ One submission (`grade_intake`, or `grade_notebook` for a path):
    cells per slot; extra cells are joined into the last one) and one seal per kernel the driver
    may start (a fresh random nonce and the part specifications with the hidden probes);
 3. run it with `labkit.grading.sandbox.run_driver`: the kernel and its driver in a fresh
-   bubblewrap sandbox (or, with ``sandbox=False``, as a plain child process), with a per-cell
-   timeout, a time budget for the whole notebook and per-process limits;
+   bubblewrap sandbox (or, with ``sandbox=False``, as a plain child process). Time is *charged*
+   (`labkit.grading.cpuclock`: CPU seconds, or seconds asleep, never seconds spent waiting for a
+   CPU the machine gave to others), so a notebook earns the same grade at any load: each cell has
+   ``timeout`` charged seconds, the notebook ``budget``; the wall clock is a safety net of
+   `WALL_FACTOR` times that, and a cell it stops on a busy machine is run once more;
 4. from the driver's events, take for each part the last record among its check cell's outputs
    whose HMAC (keyed by that kernel's nonce) is valid, and grade its value with the hidden
    checks (``labkit_instructor.grade_part``) in this process. A timeout, a dead kernel, an
    output flood or the end of the budget costs the parts it touches; nothing a submission does
-   can stop the grading of the others.
+   can stop the grading of the others. A part the machine was too busy to time fairly, even
+   on the second try, gets the verdict "busy": the row is not final (``"final": False``), and
+   ``labkit-grade --resume`` grades it again.
 
-Many submissions (`grade_paths`) are read first (so copies can be flagged), then graded in
-parallel threads -- each waits on its own sandbox -- or through any ``concurrent.futures``-style
-executor; ``on_result`` sees every result as soon as it is ready.
+Many submissions (`grade_paths`) are listed first (each gets its ids from its path:
+`labkit.grading.identity`), then read, parsed and graded by the workers -- threads, each
+waiting on its own sandbox, or any ``concurrent.futures``-style executor -- so that one huge
+file does not hold up the others; ``on_result`` sees every result as soon as it is ready, and a
+`labkit.grading.journal.Journal` keeps it and lets a later run skip it. Copies (the same
+answers in two notebooks) are found once every notebook is read and reported to the instructor
+only (``similar_to``). Ctrl-C stops every sandbox at once and raises `GradingInterrupted`
+with the results finished so far.
 """
 from __future__ import annotations
 
@@ -29,50 +39,68 @@ import secrets
 import time
 from pathlib import Path
 
-from labkit.grading import lms
 from labkit.grading import material as _material
 from labkit.grading.checking import PartResult
 from labkit.grading.feedback import code_by_part
-from labkit.grading.intake import Intake, find_notebooks, flag_duplicates, take_in
+from labkit.grading.identity import display_name, ids_for, make_id
+from labkit.grading.intake import Intake, find_notebooks, read_bytes, similar_groups, take_in, take_in_bytes
 from labkit.grading.manual import written_entries
-from labkit.grading.notebooks import Submission, graded_cells
+from labkit.grading.notebooks import NotebookError, Submission, graded_cells
 from labkit.grading.reporter import verify_record
 from labkit.grading.report import format_table, json_ready, write_csv  # noqa: F401  (public names)
 
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_BUDGET = 600.0        # seconds one notebook may take in all
-SETUP_TIMEOUT = 120.0         # the master's own setup cells (imports) may be slow on a loaded machine
+DEFAULT_TIMEOUT = 60.0        # charged seconds (see labkit.grading.cpuclock) each cell may use
+DEFAULT_BUDGET = 600.0        # charged seconds one notebook may use in all
+SETUP_TIMEOUT = 120.0         # the master's own setup cells (imports)
 MAX_ANSWER_CELLS = 10         # cells of one answer slot run one by one; more are joined into the last
 TIMED_CHECK_FACTOR = 2.0      # a timed probe call may take twice its budget before its check cell times out
 MAX_KERNELS = 8               # kernels one notebook may use (a kernel is replaced when it dies or hangs)
-STARTUP_ALLOWANCE = 30.0      # seconds of wall time beyond the budget (the budget counts from the driver's start)
+WALL_FACTOR = 10.0            # the whole run's safety net: this many times the budget on the wall clock ...
+STARTUP_ALLOWANCE = 60.0      # ... plus this many seconds
 
-VERDICT_OF = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood", "budget": "budget"}
+VERDICT_OF = {"timeout": "timeout", "dead": "kernel-died", "flood": "output-flood", "budget": "budget",
+              "busy": "busy"}
 OUT_OF_MEMORY = "out-of-memory"
+BUSY = "busy"
 NOT_GRADABLE, GRADED, FLAGGED = "not gradable", "graded", "flagged"
 TAMPERED = object()
 
 
-def _student_name(path, root, exercises=None):
-    """The first folder below the folder given on the command line, else the file's stem; folders
-    that name an exercise (one assignment's download each, `labkit.grading.lms`) are skipped."""
-    path, root = Path(path), Path(root) if root else None
-    if root is not None and root.is_dir():
-        folders = lms.student_folders(root, path.relative_to(root).parts, exercises or {})
-        if folders:
-            return folders[0]
-    return path.stem
+class GradingInterrupted(KeyboardInterrupt):
+    """Grading was stopped (Ctrl-C, SIGTERM): ``results`` holds one entry per notebook, None for
+    those not finished."""
+
+    def __init__(self, results):
+        super().__init__("grading interrupted")
+        self.results = results
+
+
+def _printable(path):
+    """A path as text that can be written anywhere (a name that is not UTF-8 escaped)."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return display_name(text)
 
 
 def _blank_result(intake, mat):
     """A not-gradable row: no score at all (None, never 0: a 0 in a gradebook is a failing
     grade), and the exercise's maximum when the exercise is known (None otherwise)."""
     ex = mat.EXERCISES.get(intake.exercise) if intake.exercise else None
-    return {"student": intake.student, "student_id": intake.student, "path": intake.path,
-            "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None, "score": None,
-            "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else None,
-            "parts": [], "written": written_entries(ex, {}) if ex else [], "error": None,
-            "flags": list(intake.flags), "seconds": 0.0}
+    return {"student": intake.student, "student_id": intake.student_id, "submission_id": intake.submission_id,
+            "path": _printable(intake.path), "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None,
+            "score": None, "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else None,
+            "parts": [], "written": written_entries(ex, {}) if ex else [], "error": None, "flags": list(intake.flags), "seconds": 0.0,
+            "sha256": intake.sha256, "fingerprint": intake.fingerprint, "similar_to": [], "final": True,
+            "cpu_seconds": None, "retried": 0}
+
+
+def is_final(result):
+    """Whether a result is a grade: not a part the machine was too busy to time, not a failure
+    of the grader itself (both are graded again by ``--resume``)."""
+    return bool(result.get("final", True))
 
 
 def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, instructor=None, sandbox=True,
@@ -84,38 +112,50 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
     path : str or Path
         The submitted .ipynb (read only, never followed if it is a link).
     timeout : float
-        Seconds each cell may run.
+        Charged seconds each cell may use: CPU time, or time asleep, never time spent waiting
+        for a CPU (`labkit.grading.cpuclock`).
     exercise : str, optional
         The exercise expected (e.g. "27.4"); a notebook of another exercise is refused.
+    student : str, optional
+        The student's name (default: the file's stem); the ids are made from it.
     instructor : str or Path, optional
         Folder containing ``labkit_instructor`` (default: the installed distribution).
     sandbox : bool
         Run the kernel in a bubblewrap sandbox (default); False runs it as a plain process.
     budget : float
-        Seconds the whole notebook may take.
+        Charged seconds the whole notebook may use.
     limits : labkit.grading.sandbox.Limits, optional
         Memory, process, CPU and file limits of the sandbox (default `sandbox.DEFAULT_LIMITS`).
 
     Returns
     -------
     dict
-        ``{"student", "student_id", "path", "exercise", "status", "reason", "score", "max_score",
-        "parts": [...], "written": [...], "code", "error", "flags", "seconds"}``. ``status`` is
-        "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then ``error`` says
-        why, for the student, ``score`` is None and ``max_score`` the exercise's maximum, or
-        None when the notebook does not say which exercise it is). ``written`` lists the
-        hand-graded parts (``part``, ``answered``, ``max_points``, ``text``; see
-        `labkit.grading.manual`), ``code`` the student's answer cells per part; a result with
-        ``"grader_failed": True`` failed because of the grader, not of the notebook.
+        ``{"student", "student_id", "submission_id", "path", "exercise", "status", "reason",
+        "score", "max_score", "parts": [...], "written": [...], "code", "error", "flags",
+        "seconds", "sha256", "fingerprint", "similar_to", "final", "cpu_seconds", "retried"}``.
+        ``status`` is "graded", "flagged" (graded, but see ``flags``) or "not gradable" (then
+        ``error`` says why, for the student, ``score`` is None and ``max_score`` the exercise's
+        maximum, or None when the notebook does not say which exercise it is). ``written`` lists
+        the hand-graded parts (``part``, ``answered``, ``max_points``, ``text``; see
+        `labkit.grading.manual`), ``code`` the student's answer cells per part. ``final`` is
+        False when a part could not be timed fairly on a busy machine (verdict "busy") or the
+        grader failed (then also ``"grader_failed": True``: the grader's fault, not the
+        notebook's); ``similar_to`` (filled by `grade_paths`) names the submissions with the same
+        answers; ``cpu_seconds`` is the sandbox's CPU time (with a control group), ``retried``
+        the number of cells run again after a busy machine stopped them.
     """
     mat = _material.load(instructor)
     path = Path(path)
-    intake = take_in(path, student or path.stem, mat.EXERCISES, expected=exercise)
+    ids = ids_for([(path, None)])[path]
+    name = student or ids[0]
+    intake = take_in(path, name, mat.EXERCISES, expected=exercise, student_id=make_id(name) if student else ids[1],
+                     submission_id=make_id(name) if student else ids[2])
     return grade_intake(intake, mat, timeout=timeout, sandbox=sandbox, budget=budget, limits=limits)
 
 
 def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFAULT_BUDGET, limits=None):
     """Grade a submission already read (`labkit.grading.intake.take_in`)."""
+    from labkit.grading.sandbox import SandboxUnavailable
     start = time.monotonic()
     result = _blank_result(intake, mat)
     if intake.error:
@@ -124,13 +164,23 @@ def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFA
     ex = mat.EXERCISES[intake.exercise]
     submission = Submission(intake.exercise, intake.answers, intake.written)
     try:
-        parts, notes = _run_and_grade(ex, submission, timeout, mat, sandbox, budget, limits)
+        parts, notes, run = _run_and_grade(ex, submission, timeout, mat, sandbox, budget, limits)
+    except SandboxUnavailable:         # not this notebook's fault, nor a grade: the caller must know
+        raise
     except Exception as exc:       # the sandbox would not start, say: report it, grade the others
         result["error"] = result["reason"] = f"the grader could not run this notebook ({type(exc).__name__}: {exc})"
         result["grader_failed"] = True
         result["seconds"] = round(time.monotonic() - start, 2)
+        result["final"] = False
         return result
     result["flags"] += notes
+    result["cpu_seconds"] = None if run.cpu_seconds is None else round(run.cpu_seconds, 2)
+    result["retried"] = sum(1 for e in run.events if e.get("event") == "cell" and e.get("retried") is True)
+    busy = [p.part for p in parts if p.verdict == BUSY]
+    if busy:
+        result["final"] = False
+        result["flags"].append(f"{', '.join(busy)} could not be timed fairly: the machine was too busy; "
+                               "these parts will be graded again")
     result["parts"] = [p.as_dict() for p in parts]
     result["score"] = sum(p.points for p in parts)
     result["max_score"] = sum(p.max_points for p in parts)
@@ -160,8 +210,11 @@ def _run_and_grade(exercise, submission, timeout, mat, sandbox, budget, limits):
     plan = graded_cells(exercise, _capped(submission, notes))
     specs = {p: mat.spec_for(p) for p in exercise.parts}
     job, nonces = build_job(plan, specs, timeout, budget, _encoded_specs(exercise, specs))
-    run = run_driver(job, sandbox=sandbox, limits=limits or DEFAULT_LIMITS, wall=budget + STARTUP_ALLOWANCE)
-    return _verdicts(plan, run, nonces, specs, mat), notes
+    run = run_driver(job, sandbox=sandbox, limits=limits or DEFAULT_LIMITS, hidden=[_material.location(mat)],
+                     wall=WALL_FACTOR * (budget + job["setup_timeout"]) + STARTUP_ALLOWANCE)
+    if run.note == "stopped":
+        raise GradingInterrupted([])
+    return _verdicts(plan, run, nonces, specs, mat), notes, run
 
 
 _encoded = {}
@@ -219,7 +272,7 @@ def _cell_events(events, count):
                 and isinstance(e.get("status"), str):
             cells[index] = {**e, "oom": delta[0], "forks_refused": delta[1]}
         elif kind == "fatal" and fatal is None:
-            fatal = str(e.get("error"))[:500]
+            fatal = _Fatal(str(e.get("error"))[:500], e.get("busy") is True)
             if delta[0]:                 # the setup ran out of memory: no part ran
                 seen = (seen[0] - delta[0], seen[1])
     return cells, fatal, seen
@@ -236,13 +289,26 @@ def _process_note(run, event):
     return ""
 
 
+class _Fatal(str):
+    """The driver's fatal error; ``busy`` when a busy machine, not the notebook, stopped the setup."""
+
+    def __new__(cls, text, busy=False):
+        self = super().__new__(cls, text)
+        self.busy = busy
+        return self
+
+
 def _stopped_reason(run, fatal, unexplained_oom=0):
     if unexplained_oom:
         return OUT_OF_MEMORY, f"the notebook stopped before this part: {_memory_limit(run)}"
+    if fatal and getattr(fatal, "busy", False):
+        return BUSY, f"the machine was too busy to run the exercise's setup ({fatal})"
     if fatal:
         return "kernel-died", f"the notebook could not go on: {fatal}"
+    if run.note == "wall" and run.busy:
+        return BUSY, "the machine was too busy to run the notebook to this part in time"
     if run.note == "wall":
-        return "budget", "the notebook used up its time budget before this part"
+        return "budget", "the notebook took too long on the clock before this part (sleeping or waiting?)"
     if run.note == "stream":
         return "output-flood", "the notebook sent more output than the grader reads"
     if not run.events and run.stderr.strip():        # it never started: say why, for the instructor
@@ -305,6 +371,8 @@ def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal, unexplain
         return _failed(part, OUT_OF_MEMORY, f"the check: {_memory_limit(run)} while it evaluated your answer "
                                             "-- do your functions build very large arrays?", specs)
     status = event["status"]
+    if status == "busy":
+        return _failed(part, BUSY, f"the check: {event.get('error')}", specs)
     if status in VERDICT_OF:
         message = event.get("error") or "the time budget of the notebook was used up before the check"
         return _failed(part, VERDICT_OF[status], f"the check ({message}) -- is one of your functions slow or "
@@ -327,28 +395,102 @@ def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal, unexplain
 # -------------------------------------------------------------------- many
 
 
+def listing(paths, exercises=None):
+    """Every notebook under `paths`, not yet read: `Intake` s with the path and the ids
+    (`labkit.grading.identity.ids_for`; `exercises` tells assignment folders from students'
+    folders), in path order."""
+    found = find_notebooks(paths)
+    ids = ids_for(found, exercises)
+    entries = []
+    for path, _root in found:
+        student, student_id, submission_id = ids[Path(path)]
+        entries.append(Intake(str(path), student, student_id=student_id, submission_id=submission_id))
+    return entries
+
+
 def take_in_all(paths, mat, exercise=None):
-    """Read every notebook under `paths` (`labkit.grading.intake`) and flag copies."""
-    intakes = [take_in(p, _student_name(p, root, mat.EXERCISES), mat.EXERCISES, expected=exercise)
-               for p, root in find_notebooks(paths)]
-    flag_duplicates(intakes)
-    # a file that could not be read belongs to the class's exercise when the class has one, so
-    # that its row shows the maximum it could have earned rather than 0
-    numbers = {i.exercise for i in intakes if i.exercise}
-    if len(numbers) == 1:
-        for intake in intakes:
-            intake.exercise = intake.exercise or next(iter(numbers))
-    return intakes
+    """Read every notebook under `paths` at once (`labkit.grading.intake.take_in`); `grade_paths`
+    reads them in its workers instead."""
+    return [take_in(i.path, i.student, mat.EXERCISES, expected=exercise, student_id=i.student_id,
+                    submission_id=i.submission_id) for i in listing(paths, mat.EXERCISES)]
 
 
 def _grade_unit(unit):
-    intake, options = unit
+    """Read, parse and grade one listed notebook (in a worker); a notebook the journal already
+    holds with the same content is not graded again. A notebook already read (``read`` True:
+    `grade_paths` with ``on_read``) is graded as it is."""
+    entry, options, read = unit
+    options = dict(options)
     mat = _material.load(options.pop("instructor"))
-    return grade_intake(intake, mat, **options)
+    journal, expected = options.pop("journal"), options.pop("exercise")
+    if read:
+        kept = journal.cached(entry.submission_id, entry.sha256) if journal is not None and not entry.error else None
+        if kept is not None:
+            kept["resumed"] = True
+            return kept
+        return grade_intake(entry, mat, **options)
+    intake = Intake(entry.path, entry.student, student_id=entry.student_id, submission_id=entry.submission_id)
+    try:
+        data = read_bytes(entry.path)
+    except NotebookError as exc:
+        intake.error = str(exc)
+        intake.exercise = expected if expected in mat.EXERCISES else None
+        return grade_intake(intake, mat, **options)
+    kept = journal.cached(entry.submission_id, _sha256(data)) if journal is not None else None
+    if kept is not None:
+        kept["resumed"] = True
+        return kept
+    return grade_intake(take_in_bytes(data, intake, mat.EXERCISES, expected), mat, **options)
+
+
+def _read_unit(unit):
+    """Read and parse one listed notebook (in a worker): its `Intake`, with ``error`` set when it
+    cannot be read."""
+    entry, options = unit
+    mat = _material.load(options["instructor"])
+    expected = options["exercise"]
+    intake = Intake(entry.path, entry.student, student_id=entry.student_id, submission_id=entry.submission_id)
+    try:
+        data = read_bytes(entry.path)
+    except NotebookError as exc:
+        intake.error = str(exc)
+        intake.exercise = expected if expected in mat.EXERCISES else None
+        return intake
+    return take_in_bytes(data, intake, mat.EXERCISES, expected)
+
+
+def _sha256(data):
+    import hashlib
+    return hashlib.sha256(data).hexdigest()
+
+
+def finish(results, mat):
+    """What can only be said once every notebook is read, added to the results in place:
+    copies of one another (``similar_to``: the other submissions' ids, and status "flagged";
+    for the instructor only), and, in a class of one exercise, that exercise's maximum for the
+    notebooks that could not be read. Returns `results`."""
+    done = [r for r in results if r is not None]
+    for r in done:
+        r["similar_to"] = []
+    for group in similar_groups([r for r in done if r.get("status") != NOT_GRADABLE]):
+        for r in group:
+            r["similar_to"] = sorted(o["submission_id"] for o in group if o is not r)
+            r["status"] = FLAGGED
+    numbers = {r["exercise"] for r in done if r.get("exercise")}
+    if len(numbers) == 1:
+        number = next(iter(numbers))
+        ex = mat.EXERCISES.get(number)
+        for r in done:
+            if r.get("status") == NOT_GRADABLE and not r.get("exercise") and ex is not None:
+                r["exercise"] = number
+                r["max_score"] = sum(mat.spec_for(p).max_points for p in ex.parts)
+                r["written"] = written_entries(ex, {})
+    return results
 
 
 def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, progress=False, instructor=None,
-                sandbox=True, budget=DEFAULT_BUDGET, limits=None, on_start=None, on_result=None):
+                sandbox=True, budget=DEFAULT_BUDGET, limits=None, on_start=None, on_result=None, journal=None,
+                on_read=None):
     """Grade every notebook under `paths`, in parallel.
 
     Parameters
@@ -361,62 +503,119 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
     progress : bool
         A progress bar over the class (tqdm, on stderr).
     on_start : callable, optional
-        Called with the list of `Intake` s (every notebook as read) before grading starts.
+        Called with the list of notebooks found (`Intake` s with their path and ids, not yet
+        read) before grading starts.
+    on_read : callable, optional
+        Given, every notebook is read first (by the workers, side by side), then this is called
+        with the list of `Intake` s as read (their exercise known) before any is graded; it may
+        make some not gradable in place (`labkit.grading.lms.refuse_wrong_exercise`: a notebook
+        handed in for another exercise). Without it, each worker reads its notebook just before
+        grading it, so that one huge file does not hold up the others.
     on_result : callable, optional
-        Called with each result as soon as it is ready, in the order they finish (write a CSV
-        row, say); an exception it raises stops the run.
+        Called with each result as soon as it is ready, in the order they finish (write a
+        feedback file, say); an exception it raises stops the run (and is raised, with the
+        results finished so far as its ``results``).
+    journal : labkit.grading.journal.Journal, optional
+        Records each result as it is ready; notebooks it already holds, unchanged and final,
+        are not graded again (their kept result is used, with ``"resumed": True``).
 
     Returns
     -------
-    list of dict, one per notebook (see `grade_notebook`), in path order.
+    list of dict, one per notebook (see `grade_notebook`), in path order, with the findings of
+    `finish`.
+
+    Raises
+    ------
+    GradingInterrupted
+        On Ctrl-C (KeyboardInterrupt in this thread): every sandbox is stopped, and the
+        exception's ``results`` hold the finished results (None for the others).
     """
     mat = _material.load(instructor)
     if sandbox:
         from labkit.grading.sandbox import check_available
-        check_available()
-    intakes = take_in_all(paths, mat, exercise)
+        check_available([_material.location(mat)])
+    entries = listing(paths, mat.EXERCISES)
     if on_start is not None:
-        on_start(intakes)
-    if not intakes:
+        on_start(entries)
+    if not entries:
         return []
     options = {"timeout": timeout, "sandbox": sandbox, "budget": budget, "limits": limits,
-               "instructor": str(instructor) if instructor is not None else None}
+               "instructor": str(instructor) if instructor is not None else None, "journal": journal,
+               "exercise": exercise}
     bar = None
     if progress:
         from tqdm.auto import tqdm
-        bar = tqdm(total=len(intakes), desc="grading", unit="notebook")
-    results = [None] * len(intakes)
+        bar = tqdm(total=len(entries), desc="grading", unit="notebook")
+    results = [None] * len(entries)
 
     def done(k, result):
         results[k] = result
+        if journal is not None and not result.get("resumed"):
+            journal.record(result, final=is_final(result))
         if on_result is not None:
             on_result(result)
         if bar is not None:
             bar.update(1)
 
-    pool, owned = _executor(executor, len(intakes))
+    pool, owned = _executor(executor, len(entries))
     try:
+        read = on_read is not None
+        if read:
+            entries = _map(pool, _read_unit, [(entry, options) for entry in entries])
+            on_read(entries)
+        units = [(entry, options, read) for entry in entries]
         if pool is None:
-            for k, intake in enumerate(intakes):
-                done(k, _grade_unit((intake, dict(options))))
+            for k, unit in enumerate(units):
+                done(k, _grade_unit(unit))
         else:
-            futures = {pool.submit(_grade_unit, (intake, dict(options))): k for k, intake in enumerate(intakes)}
+            futures = {pool.submit(_grade_unit, unit): k for k, unit in enumerate(units)}
             pending = cf.as_completed(futures) if all(isinstance(f, cf.Future) for f in futures) else iter(futures)
             for future in pending:
                 k = futures[future]
                 try:
                     result = future.result()
+                except GradingInterrupted:
+                    continue
                 except Exception as exc:       # a worker that died: that row's message, not the run's end
-                    result = _blank_result(intakes[k], mat)
+                    from labkit.grading.sandbox import SandboxUnavailable
+                    if isinstance(exc, SandboxUnavailable):
+                        raise
+                    result = _blank_result(entries[k], mat)
                     result["error"] = result["reason"] = f"the grader's worker failed on this notebook ({exc})"
+                    result["final"] = False
                     result["grader_failed"] = True
                 done(k, result)
+    except KeyboardInterrupt:
+        _stop(pool, owned)
+        raise GradingInterrupted(results) from None
+    except BaseException as exc:
+        _stop(pool, owned)
+        exc.results = results
+        raise
     finally:
         if bar is not None:
             bar.close()
         if owned:
             pool.shutdown(wait=True, cancel_futures=True)
-    return results
+    return finish(results, mat)
+
+
+def _map(pool, function, units):
+    """[function(unit) for unit in units], on the pool's workers when there is a pool."""
+    if pool is None:
+        return [function(unit) for unit in units]
+    return [future.result() for future in [pool.submit(function, unit) for unit in units]]
+
+
+def _stop(pool, owned):
+    """End every running sandbox now and wait for the workers (their notebooks are not finished)."""
+    from labkit.grading import sandbox
+    sandbox.stopping.set()
+    try:
+        if owned:
+            pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        sandbox.stopping.clear()
 
 
 def _executor(executor, count):
@@ -427,5 +626,5 @@ def _executor(executor, count):
     return resolve_executor(executor, count, pool=threads)
 
 
-__all__ = ["grade_notebook", "grade_intake", "grade_paths", "take_in_all", "find_notebooks", "format_table",
-           "write_csv", "json_ready", "Intake"]
+__all__ = ["grade_notebook", "grade_intake", "grade_paths", "take_in_all", "listing", "finish", "is_final",
+           "find_notebooks", "format_table", "write_csv", "json_ready", "Intake", "GradingInterrupted"]

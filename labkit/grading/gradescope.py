@@ -10,9 +10,13 @@ Ubuntu 22.04 or later, Python 3.10 or later):
   dependencies (``requirements.txt``, the ranges labkit itself declares), and adds an unprivileged
   user ``student``;
 * ``run_autograder`` -- run on every submission, in ``/autograder``: grades the notebook found in
-  ``/autograder/submission/`` with labkit's grader (the sandbox where bubblewrap can run in
-  Gradescope's container; the container alone otherwise) and writes
-  ``/autograder/results/results.json``;
+  ``/autograder/submission/`` with labkit's grader and writes ``/autograder/results/results.json``.
+  Where bubblewrap can run in Gradescope's container, each submission gets the sandbox; where it
+  cannot (the usual case: Gradescope's containers do not let it make namespaces), the student's
+  code runs as the unprivileged user ``student`` (`labkit.grading.sandbox.Limits.user`), which
+  cannot read the hidden checks nor write the results (``run_autograder`` makes both root's
+  alone), and only if that user cannot run the grader's Python does it run as root, with a line
+  in the log saying so;
 * ``python/labkit/`` -- the grader and the library, as installed where the bundle was built (the
   cached EFR results of the book left out), and ``instructor/labkit_instructor/`` -- the hidden
   checks, which the kernel never sees: the grader reads them in its own process.
@@ -69,9 +73,13 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{LABKIT_AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}}"
 export PYTHONPATH="$ROOT/source/python"
-chmod o= "$ROOT/source" "$ROOT/results" 2>/dev/null || true
+# the student's code (as the user student, without bubblewrap) may read labkit, never the hidden
+# checks or the results
+chmod o=x "$ROOT/source" 2>/dev/null || true
+chmod -R o=rX "$ROOT/source/python" 2>/dev/null || true
+chmod o= "$ROOT/source/instructor" "$ROOT/results" 2>/dev/null || true
 exec "$PYTHON" -m labkit.grading.gradescope run --root "$ROOT" --exercise {exercise} --timeout {timeout:g} \\
-    --budget {budget:g} --memory {memory:d} --visibility {visibility}
+    --budget {budget:g} --memory {memory:d} --visibility {visibility} --user "${{LABKIT_AUTOGRADER_USER:-student}}"
 """
 
 
@@ -177,9 +185,10 @@ def results_json(result, exercise, mat, seconds, note=None, visibility="visible"
             "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}
 
 
-def run(root, exercise_number, timeout=60.0, budget=600.0, memory=2048, visibility="visible"):
+def run(root, exercise_number, timeout=60.0, budget=600.0, memory=2048, visibility="visible", user="student"):
     """Grade the submission under ``root/submission`` and write ``root/results/results.json``;
-    returns the results written."""
+    returns the results written. Without bubblewrap, the student's code runs as `user` (see the
+    module's docstring)."""
     from labkit.grading import material
     from labkit.grading.gradebook import write_new
     root = Path(root)
@@ -190,19 +199,28 @@ def run(root, exercise_number, timeout=60.0, budget=600.0, memory=2048, visibili
     exercise = mat.EXERCISES[exercise_number]
     try:
         from labkit.grading.grader import grade_notebook
-        from labkit.grading.sandbox import MIB, Limits, SandboxUnavailable, check_available
+        from labkit.grading.sandbox import MIB, Limits, SandboxUnavailable, check_available, check_user
+        as_user = None
         try:
             check_available()
             sandbox = True
         except SandboxUnavailable as exc:
-            print(f"labkit autograder: no bubblewrap sandbox here ({exc}); the container is the sandbox")
             sandbox = False
+            try:
+                check_user(user)
+                as_user = user
+                print(f"labkit autograder: no bubblewrap sandbox here ({exc}); the student's code runs as the "
+                      f"unprivileged user {user!r} in the container")
+            except SandboxUnavailable as why:
+                print(f"labkit autograder: no bubblewrap sandbox here ({exc}), and the student's code cannot run as "
+                      f"{user!r} ({why}): the container alone is the sandbox, and the code runs as "
+                      f"uid {os.geteuid()}")
         path, note = find_submission(root / "submission", exercise)
         result = None
         if path is not None:
             result = grade_notebook(path, timeout=timeout, exercise=exercise_number, instructor=root / "source" /
                                     "instructor", sandbox=sandbox, budget=budget,
-                                    limits=Limits(memory=memory * MIB))
+                                    limits=Limits(memory=memory * MIB, user=as_user))
             print(json.dumps({k: result[k] for k in ("status", "score", "max_score", "reason", "seconds")}))
         data = results_json(result, exercise, mat, time.monotonic() - start, note, visibility)
     except Exception:                       # always leave a results.json (Gradescope's advice)
@@ -227,8 +245,9 @@ def main(argv=None):
         p.add_argument("--exercise", required=True)
         _limits(p)
         p.add_argument("--visibility", choices=VISIBILITIES, default="visible")
+        p.add_argument("--user", default="student", help="without bubblewrap, run the student's code as this user")
         args = p.parse_args(argv[1:])
-        run(args.root, args.exercise, args.timeout, args.budget, args.memory, args.visibility)
+        run(args.root, args.exercise, args.timeout, args.budget, args.memory, args.visibility, args.user)
         return 0
     p = argparse.ArgumentParser(prog="labkit-grade gradescope",
                                 description="Write a Gradescope autograder bundle (zip) for one exercise.")

@@ -5,8 +5,12 @@
 `read_bytes` opens one with ``O_NOFOLLOW | O_NONBLOCK``, checks with ``fstat`` that it is a
 regular file no larger than the cap, and reads at most that many bytes, so a FIFO cannot block
 the grader and a link to ``/dev/zero`` cannot fill its memory. `take_in` turns a file into an
-`Intake`: the exercise, the answer cells, a fingerprint of the answers (to flag copies) and
-flags for a file name that names another exercise.
+`Intake`: the exercise, the answer cells, the sha256 of the file's bytes (for the run journal),
+a fingerprint of the answers (to find copies, which only the instructor is told about:
+`similar_groups`) and flags for a file name that names another exercise.
+
+Reading and parsing happen in the grader's workers, one notebook at a time as each is graded,
+so one huge file is read while the others are already being graded.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from labkit.grading.identity import display_name
 from labkit.grading.notebooks import NotebookError, extract, read_notebook
 
 MAX_NOTEBOOK_BYTES = 20_000_000
@@ -44,7 +49,7 @@ def find_notebooks(paths):
 
 def read_bytes(path, max_bytes=MAX_NOTEBOOK_BYTES):
     """The bytes of a submission, or NotebookError saying why it cannot be read."""
-    name = Path(path).name
+    name = display_name(Path(path).name)
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)
@@ -85,7 +90,10 @@ def read_bytes(path, max_bytes=MAX_NOTEBOOK_BYTES):
 
 @dataclass
 class Intake:
-    """One submission as read: what to grade, or why it cannot be graded."""
+    """One submission as read: what to grade, or why it cannot be graded.
+
+    ``student`` is the readable name, ``student_id`` and ``submission_id`` the stable ids
+    (`labkit.grading.identity`), ``sha256`` the hash of the file's bytes (None if unreadable)."""
     path: str
     student: str
     exercise: str | None = None
@@ -94,25 +102,48 @@ class Intake:
     error: str | None = None
     flags: list = field(default_factory=list)
     fingerprint: str | None = None          # of the answers that differ from the templates
+    student_id: str | None = None
+    submission_id: str | None = None
+    sha256: str | None = None
+
+    def __post_init__(self):
+        from labkit.grading.identity import make_id
+        self.student_id = self.student_id or make_id(self.student)
+        self.submission_id = self.submission_id or self.student_id
 
 
-def take_in(path, student, exercises, expected=None, max_bytes=MAX_NOTEBOOK_BYTES):
+def take_in(path, student, exercises, expected=None, max_bytes=MAX_NOTEBOOK_BYTES, student_id=None,
+            submission_id=None):
     """Read one submission into an `Intake` (never raises for a bad file)."""
-    intake = Intake(str(path), student)
+    intake = Intake(str(path), student, student_id=student_id, submission_id=submission_id)
     try:
-        nb = read_notebook(read_bytes(path, max_bytes), Path(path).name)
-        sub = extract(nb, exercises, expected=expected, name=Path(path).name)
+        data = read_bytes(path, max_bytes)
+    except NotebookError as exc:
+        intake.error = str(exc)
+        if expected in exercises:
+            intake.exercise = expected
+        return intake
+    return take_in_bytes(data, intake, exercises, expected)
+
+
+def take_in_bytes(data, intake, exercises, expected=None):
+    """Fill `intake` (path and ids set) from the bytes of its file (never raises for bad bytes)."""
+    name = display_name(Path(intake.path).name)
+    intake.sha256 = hashlib.sha256(data).hexdigest()
+    try:
+        nb = read_notebook(data, name)
+        sub = extract(nb, exercises, expected=expected, name=name)
     except NotebookError as exc:
         intake.error = str(exc)
         if expected in exercises:
             intake.exercise = expected
         return intake
     except Exception as exc:          # whatever else a crafted file triggers: that row's message
-        intake.error = f"{Path(path).name} could not be read ({type(exc).__name__})"
+        intake.error = f"{name} could not be read ({type(exc).__name__})"
         return intake
     intake.exercise, intake.answers, intake.written = sub.exercise, sub.answers, sub.written
     intake.fingerprint = fingerprint(exercises[sub.exercise], sub.answers)
-    other = named_exercise(Path(path).name, exercises, sub.exercise)
+    other = named_exercise(name, exercises, sub.exercise)
     if other:
         intake.flags.append(f"the file name suggests exercise {other}, but the notebook is exercise {sub.exercise}; "
                             f"it was graded as {sub.exercise}")
@@ -142,14 +173,16 @@ def named_exercise(filename, exercises, actual):
     return None
 
 
-def flag_duplicates(intakes):
-    """Flag every submission whose answers are those of another one."""
+def similar_groups(items):
+    """Groups (lists, two or more) of submissions with the same answers: `items` are results
+    or intakes, with ``exercise`` and ``fingerprint``; blank notebooks are never grouped.
+
+    What this finds is for the instructor only (a CSV column, the JSON lines, a report of its
+    own): a student's feedback never names another student."""
+    def get(item, key):
+        return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
     by_print = {}
-    for intake in intakes:
-        if intake.fingerprint:
-            by_print.setdefault((intake.exercise, intake.fingerprint), []).append(intake)
-    for group in by_print.values():
-        if len(group) > 1:
-            for intake in group:
-                others = ", ".join(o.student for o in group if o is not intake)
-                intake.flags.append(f"same answers as {others}")
+    for item in items:
+        if get(item, "fingerprint"):
+            by_print.setdefault((get(item, "exercise"), get(item, "fingerprint")), []).append(item)
+    return [group for group in by_print.values() if len(group) > 1]

@@ -604,7 +604,7 @@ def merge(grades_path: str | Path, manual_path: str | Path, out_path: str | Path
     ...     print(out.read_text().splitlines()[1])
     jane,jane,jane.ipynb,27.4,graded,,5,8,5,2,2,2,0,7,10,70.0
     """
-    from labkit.grading.report import CSV_HEAD, csv_cell
+    from labkit.grading.report import CSV_HEAD, CSV_TAIL, csv_cell
     with open(grades_path, newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
         header, rows = list(reader.fieldnames or []), list(reader)
@@ -624,13 +624,15 @@ def merge(grades_path: str | Path, manual_path: str | Path, out_path: str | Path
                           f"the part {part!r} in {grades_path}")
     results = [apply(r, marks) for r in rows_to_results(rows, exercises)]
     columns = written_columns(used)
-    parts = [h for h in header if h not in CSV_HEAD and h not in columns and h not in TOTAL_COLUMNS]
+    tail = [h for h in CSV_TAIL if h in header]          # the submission's id, similar_to, final: kept last
+    parts = [h for h in header if h not in CSV_HEAD and h not in columns and h not in TOTAL_COLUMNS and h not in tail]
     with open(out_path, "x", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(CSV_HEAD + parts + csv_columns(columns))
+        writer.writerow(CSV_HEAD + parts + csv_columns(columns) + tail)
         for row, result in zip(rows, results, strict=True):
             writer.writerow([row.get(h, "") for h in CSV_HEAD + parts]
-                            + [csv_cell(c) for c in csv_cells(result, columns)])
+                            + [csv_cell(c) for c in csv_cells(result, columns)]
+                            + [row.get(h, "") for h in tail])
     return results
 
 

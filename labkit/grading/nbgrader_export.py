@@ -1,8 +1,11 @@
 """Export the exercises as an nbgrader source folder (optional; nbgrader is not a dependency).
 
-    python -m labkit.grading --export-nbgrader course/        # writes course/source/ch27/*.ipynb
+    python -m labkit.grading --export-nbgrader course/
+    # writes course/source/<assignment>/<assignment>.ipynb, one assignment per exercise,
+    # e.g. course/source/27_4_kuhn_poker_by_hand/27_4_kuhn_poker_by_hand.ipynb
 
-Each exercise becomes one notebook with nbgrader's cell metadata (schema version 3):
+Each exercise becomes one nbgrader assignment (named after its notebook, `assignment_name`), whose
+notebook carries nbgrader's cell metadata (schema version 3):
 
 * answer cells: ``solution`` cells holding the worked solution between nbgrader's
   ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers, which ``nbgrader generate_assignment``
@@ -15,19 +18,52 @@ Each exercise becomes one notebook with nbgrader's cell metadata (schema version
   (`labkit.grading.manual`);
 * everything else: locked, read-only cells.
 
+What students read is the exercise, not the solution page: the title is the exercise's
+("# Exercise 27.4 -- ..."), and the links to the book's pages (``../chapters/...ipynb``, which
+lead nowhere from an nbgrader release folder) point at the published site when its address is
+given (``site_url``, the book's ``html.baseurl``) and are left as plain text otherwise.
+
 nbgrader runs these tests inside the student's kernel, so the weakness described in
 `labkit.grading` (an answer cell can redefine what the test calls) applies there; labkit's own
 grader does not have it.
 """
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import nbformat
 
 from labkit.grading import material
 
-ASSIGNMENT = "ch27"
+SOLUTION_TITLE, EXERCISE_TITLE = "# Solution to exercise ", "# Exercise "
+# a Markdown link [text](target): the target is a page of the book when it is relative
+LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)\)")
+PAGE = re.compile(r"^(?:\.\./|\./)*(?P<page>(?:chapters|book|exercises|solutions)/[^#]+?)\.(?:ipynb|md)"
+                  r"(?P<anchor>#.*)?$")
+
+
+def assignment_name(exercise):
+    """The nbgrader assignment of an exercise: its notebook's name, e.g. ``27_4_kuhn_poker_by_hand``."""
+    return Path(exercise.filename).stem
+
+
+def book_links(markdown, site_url=""):
+    """`markdown` with its links to the book's pages made to work outside the book: to the page on
+    the published site (``site_url/chapters/x.html#anchor``) when `site_url` is given, else the
+    link's text alone. Links to other sites are kept."""
+    base = site_url.rstrip("/")
+
+    def fix(match):
+        target = match["target"]
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
+            return match[0]                                   # another site, or this page
+        page = PAGE.match(target)
+        if page and base:
+            return f"[{match['text']}]({base}/{page['page']}.html{page['anchor'] or ''})"
+        return match["text"]
+    return LINK.sub(fix, markdown)
 
 
 def _meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
@@ -52,12 +88,16 @@ def _test_source(part):
             f'result.points')
 
 
-def assignment_notebook(exercise, mat):
-    """One exercise as an nbgrader source notebook."""
+def assignment_notebook(exercise, mat, site_url=""):
+    """One exercise as an nbgrader source notebook (see the module's docstring for `site_url`)."""
     nb = exercise.notebook(solution=True)
     for k, cell in enumerate(nb.cells):
         meta = cell.metadata.get("labkit", {})
         role, part = meta.get("role", "markdown"), meta.get("part")
+        if cell.cell_type == "markdown":
+            if cell.source.startswith(SOLUTION_TITLE):               # the student's title, not the solution page's
+                cell.source = EXERCISE_TITLE + cell.source[len(SOLUTION_TITLE):]
+            cell.source = book_links(cell.source, site_url)
         ident = _grade_id(f"{exercise.number}-{meta.get('slot') or part or 'text'}-{role}-{k}")
         if role == "answer":
             cell.source = f"### BEGIN SOLUTION\n{cell.source}\n### END SOLUTION"
@@ -74,20 +114,27 @@ def assignment_notebook(exercise, mat):
     return nb
 
 
-def export(folder, number=None, instructor=None):
-    """Write ``folder/source/ch27/<exercise>.ipynb`` for one exercise or all; returns the paths.
+SITE_VARIABLE = "LABKIT_SITE_URL"      # the published book's address, for `labkit-grade --export-nbgrader`
+
+
+def export(folder, number=None, instructor=None, site_url=None):
+    """Write ``folder/source/<assignment>/<assignment>.ipynb`` for one exercise or all, one
+    assignment per exercise (`assignment_name`); returns the paths.
 
     The test cells run the hidden checks inside nbgrader's kernel, so nbgrader's autograder needs
-    ``labkit_instructor`` installed (on the instructor's machine, never the students')."""
+    ``labkit_instructor`` installed (on the instructor's machine, never the students'). Without
+    `site_url`, the address in the environment variable ``LABKIT_SITE_URL`` is used, if any."""
+    if site_url is None:
+        site_url = os.environ.get(SITE_VARIABLE, "")
     mat = material.load(instructor)
     EXERCISES = mat.EXERCISES
     if number is not None and number not in EXERCISES:
         raise ValueError(f"unknown exercise {number!r}; choose from {', '.join(EXERCISES)}")
-    target = Path(folder) / "source" / ASSIGNMENT
-    target.mkdir(parents=True, exist_ok=True)
     paths = []
     for ex in ([EXERCISES[number]] if number else EXERCISES.values()):
+        target = Path(folder) / "source" / assignment_name(ex)
+        target.mkdir(parents=True, exist_ok=True)
         path = target / ex.filename
-        nbformat.write(assignment_notebook(ex, mat), path)
+        nbformat.write(assignment_notebook(ex, mat, site_url), path)
         paths.append(path)
     return paths

@@ -420,13 +420,13 @@ def verify_record(data, nonce, part_id):
 
 
 def check(part_id):
-    """Report your answer to one part; in the notebook, also print whether its format is right.
+    """Report your answer to one part; in the notebook, also print whether it passes the public checks.
 
-    Prints one line, ``27.4(a): format ok (3 checks, not the values) -- the grader will score
-    it``, followed by what was checked, or ``27.4(a): not ready -- ...`` followed by hints (a
-    missing name, a wrong shape, a row that is not a probability distribution); see
-    `labkit.grading.public.FormatResult`. The notebook checks only the form of the answer; the
-    points are decided by the instructor's grader.
+    Prints one line, ``27.4(a): public checks pass (4 checks) -- the grader scores it on its own
+    cases``, followed by what was checked, or ``27.4(a): not ready -- ...`` followed by hints (a
+    missing name, a wrong shape, a wrong value on a public case worked out by hand); see
+    `labkit.grading.public.FormatResult`. The points are decided by the instructor's grader, on
+    cases of its own.
     """
     if _sealed is not None:
         _sealed(part_id)

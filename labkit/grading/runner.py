@@ -3,12 +3,16 @@
 This module runs inside the grading sandbox (`labkit.grading.driver`), beside the kernel.
 `KernelRun` wraps an nbclient `NotebookClient`:
 
-* each cell gets its own timeout; on a timeout the kernel is interrupted -- through nbclient's
-  own ``interrupt_on_timeout``, which awaits ``km.interrupt_kernel()`` and then collects the
-  interrupted cell's last messages, so that no stale reader is left to swallow the next cell's
-  outputs -- and the cell that looped is lost but the kernel keeps its state for the following
-  parts; only if a short probe cell still does not come back is the kernel replaced by a new
-  one (the caller then replays its setup cells);
+* each cell gets a budget of *charged* seconds (`labkit.grading.cpuclock`: CPU time, or the wall
+  time it slept, never the time the machine made it wait for a CPU). A watchdog thread reads
+  the sandbox's clocks every `TICK` seconds; when the cell has used its budget it interrupts the
+  kernel (SIGINT, as Jupyter's interrupt does), and if the cell is still running `GRACE`
+  charged seconds later it kills the kernel's process group. The lost cell is a "timeout"; an
+  interrupted kernel keeps its state for the following parts, a killed one is replaced (the
+  caller then replays its setup cells);
+* the wall clock is only a safety net: nbclient's own timeout is `wall_net` of the budget. A
+  cell stopped by it ran on a machine too busy to give it its budget, and says so (``busy``),
+  so that the driver can run it once more;
 * a kernel that dies (``os._exit``, a segfault) is replaced the same way;
 * outputs past `OUTPUT_CAP` characters in one cell are dropped as they arrive, and the cell is
   marked as flooded (a single huge message costs memory here, inside the sandbox's limits, and
@@ -16,25 +20,43 @@ This module runs inside the grading sandbox (`labkit.grading.driver`), beside th
 * the kernel starts in a scratch directory with the extra environment variables given
   (the grader's nonce), never in the submission's folder; its own stdout and stderr go to
   /dev/null, so nothing it prints reaches the driver's event stream or the terminal.
+
+An interrupt is sent with nbclient's own ``interrupt_on_timeout`` when the safety net fires (it
+awaits ``km.interrupt_kernel()`` and then collects the interrupted cell's last messages, so that
+no stale reader is left to swallow the next cell's outputs); the watchdog's SIGINT ends the cell
+the same way from inside the kernel, with a KeyboardInterrupt reply.
 """
 from __future__ import annotations
 
 import math
 import os
+import signal
 import subprocess
+import threading
 from dataclasses import dataclass, field
 
 import nbformat
 
 from nbclient import NotebookClient
 
+from labkit.grading.cpuclock import Meter, busy, charged, loaded
 from labkit.kernel_polling import SlicedPollingMixin
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 OUTPUT_CAP = 200_000       # characters of output one cell may produce
 TIMEOUT_REPLY = {"ename": "CellTimeout", "evalue": "the cell ran out of time", "traceback": []}
-PROBE_TIMEOUT = 5          # seconds a kernel gets to answer a probe cell after an interrupt
-IOPUB_TIMEOUT = 3          # seconds to wait for a cell's last outputs once its reply is in
+PROBE_TIMEOUT = 5          # charged seconds a kernel gets to answer a probe cell after an interrupt
+IOPUB_TIMEOUT = 60         # wall seconds to wait for a cell's last outputs once its reply is in (a safety net)
+STARTUP_TIMEOUT = 600      # wall seconds a kernel may take to start (a safety net: it needs ~2 s of CPU)
+TICK = 0.2                 # seconds between two readings of the watchdog
+GRACE = 5.0                # charged seconds an interrupted cell has to stop before its kernel is killed
+WALL_FACTOR = 10.0         # the safety net: a cell may take this many times its budget on the wall clock ...
+WALL_SLACK = 30.0          # ... plus this many seconds
+
+
+def wall_net(budget, factor=1.0):
+    """Wall-clock seconds after which a cell with `budget` charged seconds is stopped anyway."""
+    return factor * (WALL_FACTOR * budget + WALL_SLACK)
 
 
 def _seconds(t):
@@ -47,6 +69,10 @@ class CellRun:
     status: str                       # ok, error, timeout, flood, dead
     outputs: list = field(default_factory=list)
     error: str | None = None          # "NameError: name 'x' is not defined"
+    charged: float = 0.0              # seconds charged (see labkit.grading.cpuclock)
+    cpu: float = 0.0                  # CPU seconds of the sandbox during the cell
+    wall: float = 0.0                 # seconds on the clock
+    busy: bool = False                # a timeout on a machine too busy to give the cell its budget
 
 
 class _CappedClient(SlicedPollingMixin, NotebookClient):
@@ -84,22 +110,60 @@ class _CappedClient(SlicedPollingMixin, NotebookClient):
         return super().output(outs, msg, display_id, cell_index)
 
 
+class _Watchdog(threading.Thread):
+    """Interrupts the kernel once a cell has been charged its budget, and kills the kernel's
+    process group if the cell goes on `GRACE` charged seconds after that."""
+
+    def __init__(self, meter, start, budget, pid, pgid):
+        super().__init__(daemon=True, name="labkit-watchdog")
+        self.meter, self.start_reading, self.budget, self.pid, self.pgid = meter, start, budget, pid, pgid
+        self.fired = None               # the reading when the interrupt was sent
+        self.killed = False
+        self._finished = threading.Event()
+
+    def run(self):
+        while not self._finished.wait(TICK):
+            now = self.meter.read()
+            if self.fired is None and charged(self.start_reading, now) >= self.budget:
+                self.fired = now
+                self._signal(self.pid, signal.SIGINT, group=False)
+            elif self.fired is not None and not self.killed and charged(self.fired, now) >= GRACE:
+                self.killed = True
+                self._signal(self.pgid or self.pid, signal.SIGKILL, group=self.pgid is not None)
+
+    @staticmethod
+    def _signal(target, signum, group):
+        if target is None:
+            return
+        try:
+            (os.killpg if group else os.kill)(target, signum)
+        except OSError:
+            pass
+
+    def stop(self):
+        self._finished.set()
+        self.join()
+
+
 class KernelRun:
     """A kernel for one graded notebook. Use as a context manager.
 
     Parameters
     ----------
     timeout : float
-        Seconds each cell may run.
+        Charged seconds each cell may use (see `labkit.grading.cpuclock`).
     env : dict
         Extra environment variables for the kernel.
     cwd : str
         The kernel's working directory (a scratch directory).
+    meter : labkit.grading.cpuclock.Meter, optional
+        The sandbox's clocks (default: this process and its descendants).
     """
 
-    def __init__(self, timeout, env, cwd):
+    def __init__(self, timeout, env, cwd, meter=None):
         self.timeout, self.cwd = timeout, cwd
         self.env = {**os.environ, **env}
+        self.meter = meter or Meter(whole_namespace=False)
         self._interrupts = 0
         self.restarts = 0
         self._client = self._context = None
@@ -113,10 +177,10 @@ class KernelRun:
 
     def _start(self):
         nb = nbformat.v4.new_notebook()
-        self._client = _CappedClient(nb, timeout=_seconds(self.timeout), allow_errors=True, interrupt_on_timeout=True,
-                                     error_on_timeout=TIMEOUT_REPLY,
-                                     kernel_name="python3", startup_timeout=120, iopub_timeout=IOPUB_TIMEOUT,
-                                     shutdown_kernel="immediate")
+        self._client = _CappedClient(nb, timeout=_seconds(wall_net(self.timeout)), allow_errors=True,
+                                     interrupt_on_timeout=True, error_on_timeout=TIMEOUT_REPLY,
+                                     kernel_name="python3", startup_timeout=STARTUP_TIMEOUT,
+                                     iopub_timeout=IOPUB_TIMEOUT, shutdown_kernel="immediate")
         self._context = self._client.setup_kernel(env=self.env, cwd=self.cwd, stdout=subprocess.DEVNULL,
                                                   stderr=subprocess.DEVNULL)
         self._context.__enter__()
@@ -142,51 +206,76 @@ class KernelRun:
         self.restarts += 1
         self._start()
 
-    def run(self, source, timeout=None):
-        """Execute one cell; never raises because of what the cell does."""
+    def _kernel_ids(self):
+        provisioner = getattr(self._client.km, "provisioner", None)
+        return getattr(provisioner, "pid", None), getattr(provisioner, "pgid", None)
+
+    def _execute(self, source, budget, wall_factor=1.0):
+        """Run one cell under its watchdog: (cell, how it ended, watchdog, start and end readings).
+        How it ended: "done", "stuck" (no reply even after nbclient's interrupt) or "dead"."""
         client = self._client
         cell = nbformat.v4.new_code_cell(source)
         client.nb.cells.append(cell)
-        index = len(client.nb.cells) - 1
-        saved = client.timeout
-        if timeout is not None:
-            client.timeout = _seconds(timeout)
+        saved, client.timeout = client.timeout, _seconds(wall_net(budget, wall_factor))
+        start = self.meter.read()
+        guard = _Watchdog(self.meter, start, budget, *self._kernel_ids())
+        guard.start()
         try:
-            client.execute_cell(cell, index)
-        except CellTimeoutError:            # e.g. no idle after the interrupt: treat as a stuck kernel
-            limit = client.timeout
-            self.restart()
-            return CellRun("timeout", list(cell.outputs), f"the cell ran longer than {limit:g} s")
+            client.execute_cell(cell, len(client.nb.cells) - 1)
+            ended = "done"
+        except CellTimeoutError:
+            ended = "stuck"
         except DeadKernelError:
-            self.restart()
-            return CellRun("dead", list(cell.outputs), "the kernel died while running this cell")
+            ended = "dead"
         finally:
-            if self._client is client:
-                client.timeout = saved
-        if id(cell) in client.timed_out:
-            limit = _seconds(timeout) if timeout is not None else saved
-            self._recover()
-            return CellRun("timeout", list(cell.outputs), f"the cell ran longer than {limit:g} s")
+            guard.stop()
+            client.timeout = saved
+        return cell, ended, guard, start, self.meter.read()
+
+    def run(self, source, timeout=None, wall_factor=1.0):
+        """Execute one cell with `timeout` charged seconds (default: the kernel's); never raises
+        because of what the cell does. `wall_factor` widens the safety net (for a retry)."""
+        budget = self.timeout if timeout is None else timeout
+        client = self._client
+        index = len(client.nb.cells)
+        cell, ended, guard, start, end = self._execute(source, budget, wall_factor)
+        clocks = {"charged": charged(start, end), "cpu": end.cpu - start.cpu, "wall": end.wall - start.wall}
+        outputs = list(cell.outputs)
+        if guard.fired is not None:
+            # without the scheduler's waits, the wall time was charged: a busy machine may be to blame
+            unsure = start.waited is None and loaded() and clocks["cpu"] < 0.5 * clocks["wall"]
+            if ended != "done" or guard.killed:
+                self.restart()
+            else:
+                self._recover()
+            return CellRun("timeout", outputs, f"the cell ran longer than {budget:g} s "
+                                               f"({clocks['cpu']:.1f} s of CPU time)", busy=unsure, **clocks)
+        if ended == "dead":
+            self.restart()
+            return CellRun("dead", outputs, "the kernel died while running this cell", **clocks)
+        if ended == "stuck" or id(cell) in client.timed_out:
+            was_busy = busy(start, end)
+            if ended == "stuck":
+                self.restart()
+            else:
+                self._recover()
+            limit = wall_net(budget, wall_factor)
+            why = "the machine was busy" if was_busy else "it was not computing: sleeping or waiting?"
+            return CellRun("timeout", outputs, f"the cell did not finish in {limit:g} s on the clock, having used "
+                                               f"{clocks['charged']:.1f} of its {budget:g} s ({why})",
+                           busy=was_busy, **clocks)
         if index in client.flooded:
-            return CellRun("flood", list(cell.outputs), f"the cell printed more than {OUTPUT_CAP} characters")
-        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+            return CellRun("flood", outputs, f"the cell printed more than {OUTPUT_CAP} characters", **clocks)
+        errors = [o for o in outputs if o.get("output_type") == "error"]
         if errors:
-            return CellRun("error", list(cell.outputs), f"{errors[-1].get('ename')}: {errors[-1].get('evalue')}")
-        return CellRun("ok", list(cell.outputs))
+            return CellRun("error", outputs, f"{errors[-1].get('ename')}: {errors[-1].get('evalue')}", **clocks)
+        return CellRun("ok", outputs, **clocks)
 
     def _recover(self):
-        """After a timeout (nbclient interrupted the kernel and awaited it): if the kernel does
-        not answer a probe cell -- whose own timeout interrupts it once more -- replace it."""
-        client = self._client
-        probe = nbformat.v4.new_code_cell("pass")
-        client.nb.cells.append(probe)
-        saved, client.timeout = client.timeout, PROBE_TIMEOUT
-        try:
-            client.execute_cell(probe, len(client.nb.cells) - 1)
-            if id(probe) not in client.timed_out and not any(o.get("output_type") == "error" for o in probe.outputs):
-                return
-        except Exception:            # timeout again, or the kernel died
-            pass
-        finally:
-            client.timeout = saved
+        """After an interrupt: if the kernel does not answer a probe cell -- whose own watchdog
+        interrupts it once more -- replace it."""
+        cell, ended, guard, _start, _end = self._execute("pass", PROBE_TIMEOUT)
+        if ended == "done" and guard.fired is None and id(cell) not in self._client.timed_out \
+                and not any(o.get("output_type") == "error" for o in cell.outputs):
+            return
         self.restart()

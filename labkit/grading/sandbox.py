@@ -14,45 +14,54 @@ in the submission's scratch directory" because
   or huge message hurts only the driver, inside the sandbox's memory limit; the grader reads
   a capped line stream;
 * a kernel restart (after a timeout the interrupt could not stop) stays inside the sandbox.
-The price is that the driver is as exposed to student code as the kernel: its events are
-claims, which is why the verdicts are computed outside from HMAC-signed records of values.
+The price is that the driver shares the sandbox with student code, which is why it protects
+itself before starting a kernel (`labkit.grading.hardening`) and why its events are claims:
+the verdicts are computed outside from HMAC-signed records of values.
 
 What one sandbox gets (see `command`)
 --------------------------------------
-* as root: its own real uid, ``UID_BASE + slot`` (a slot is a lock file, so concurrent
-  graders and workers never share one), and no capabilities: bubblewrap runs privileged to
-  build the mount tree, then ``setpriv`` drops to that uid with an empty bounding set and
-  ``no_new_privs`` before anything of the job runs. ``RLIMIT_NPROC`` therefore counts only that
-  sandbox's processes. (Switching to the uid *before* bubblewrap, so that it builds the tree in
-  an unprivileged user namespace, fails where the Python installation lies in a folder only root
-  can enter, such as a pyenv under /root: bubblewrap 0.8 then cannot reach the folders to bind,
-  even through ``--ro-bind-fd``, which it resolves through /proc/self/fd. Measured here.) Without
-  root, bubblewrap uses an unprivileged user namespace and every sandbox runs as the
+* a slot (`labkit.grading.slots`), locked machine-wide, so that any number of graders of any
+  users side by side never share one. As root: its own real uid, ``UID_BASE + slot``, and no
+  capabilities: bubblewrap runs privileged to build the mount tree, then ``setpriv`` drops to
+  that uid with an empty bounding set and ``no_new_privs`` before anything of the job runs.
+  ``RLIMIT_NPROC`` therefore counts only that sandbox's processes. (Switching to the uid
+  *before* bubblewrap, so that it builds the tree in an unprivileged user namespace, fails where
+  the Python installation lies in a folder only root can enter, such as a pyenv under /root:
+  bubblewrap 0.8 then cannot reach the folders to bind, even through ``--ro-bind-fd``, which it
+  resolves through /proc/self/fd. Measured here.) Without root, bubblewrap uses an
+  unprivileged user namespace (with ``--disable-userns``) and every sandbox runs as the
   instructor's uid: the limits still apply per process, but the process count is shared with
   the instructor's other processes (see `Limits`);
+* no new user namespaces in any mode (the driver's seccomp filter, `labkit.grading.hardening`),
+  so student code cannot become "root" of a namespace of its own and remount its view;
 * its own PID, network, IPC and UTS namespaces: no network at all, no view of other
   processes; when the driver ends, the PID namespace ends and the kernel takes everything
   it started with it (a ``setsid`` daemon included), and the grader kills the process group
   and, as root, any process left with the slot's uid;
-* a read-only view of the system (/usr, /etc), of the Python installation and of labkit's
-  own folder -- nothing else of the host: not /root or /home, not the submissions, the grades
-  file, the feedback folder or the instructor material (an installed ``labkit_instructor``
-  is covered by a package that refuses to import);
+* a read-only view of the system (/usr, /etc), of the Python installation as it really is
+  (`labkit.grading.binds`: the interpreter behind its links, every site folder and ``.pth``
+  target, editable installs, the user site when the grader uses it) and of labkit's own folder
+  -- nothing else of the host: not /root or /home, not the submissions, the grades file, the
+  feedback folder or the instructor material (an installed ``labkit_instructor`` is covered by a
+  package that refuses to import). What cannot be shown makes the grader refuse to start, and
+  `check_available` runs the grader's Python once inside to be sure it starts there;
 * a private writable /tmp (a tmpfs of `Limits.scratch` bytes) holding only the job: the
   master with the student's answers, the kernel's connection file and the seal;
 * ``--clearenv`` and a minimal environment;
 * a control group of its own (`labkit.grading.cgroups`, ``labkit-grade/slot-N``) with a memory
   limit for all its processes together (``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes``
-  on cgroup v1, ``memory.max`` and ``memory.swap.max = 0`` on v2) and a task limit (``pids.max``),
-  created before the sandbox starts -- its first process, a ``sh``, writes its own pid into the
-  group and then execs bubblewrap, so nothing the sandbox starts is ever outside it (Python's
-  ``preexec_fn`` is not safe in the threaded grader) -- and removed after everything left in it
-  has been killed. The group's OOM-kill and refused-fork counters are read as each event arrives
-  (`SANDBOX_KEY`), so the grader knows which cell ran out of memory and says "memory limit of
-  N MiB reached" for that part alone. The groups sit at the top of the hierarchy, not inside the
+  on cgroup v1, ``memory.max`` and ``memory.swap.max = 0`` on v2), a task limit (``pids.max``)
+  and a CPU quota of `Limits.cpus` CPUs, created before the sandbox starts -- its first process,
+  a ``sh``, writes its own pid into the group and then execs bubblewrap, so nothing the sandbox
+  starts is ever outside it (Python's ``preexec_fn`` is not safe in the threaded grader) -- and
+  removed after everything left in it has been killed. The group's OOM-kill and refused-fork
+  counters are read as each event arrives (`SANDBOX_KEY`), so the grader knows which cell ran out
+  of memory and says "memory limit of N MiB reached" for that part alone; its CPU time is bound
+  read-only into the sandbox, where the driver charges each cell its CPU seconds
+  (`labkit.grading.cpuclock`). The groups sit at the top of the hierarchy, not inside the
   cgroup the grader was started in, which belongs to whoever started it;
 * rlimits (`Limits`) on address space, processes, CPU seconds, file size and open files, and
-  a wall-clock limit enforced from outside. Where no control group can be made (not root, a
+  a wall-clock safety net enforced from outside. Where no control group can be made (not root, a
   read-only or absent hierarchy) these are all there is: memory is then bounded per process, not
   per submission, and the command line says so once. With a group, RLIMIT_NPROC is set
   `NPROC_SLACK` above ``pids.max``, so the group's limit is the one that fires and is counted.
@@ -60,10 +69,8 @@ What one sandbox gets (see `command`)
 from __future__ import annotations
 
 import atexit
-import fcntl
 import json
 import os
-import pwd
 import select
 import shutil
 import signal
@@ -75,8 +82,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-UID_BASE = 60000
-SLOTS = 2000
+from labkit.grading import binds
+from labkit.grading.slots import SLOTS, UID_BASE, Slot, SlotError, kill_uid  # noqa: F401  (public names)
+
 MAX_LINE = 8 * 1024 * 1024          # bytes of one event line the grader accepts
 MAX_STREAM = 32 * 1024 * 1024       # bytes of events one submission may send in all
 MIB = 1024 ** 2
@@ -84,6 +92,11 @@ MIN_MEMORY = 256 * MIB
 MIN_PROCESSES = 16
 NPROC_SLACK = 16                    # RLIMIT_NPROC above the control group's pids.max
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+BWRAP_VARIABLE = "LABKIT_GRADE_BWRAP"       # the bubblewrap to use; "none" (or empty): as if none were installed
+CPU_USAGE_INSIDE = "/run/labkit/cpu-usage"  # where the sandbox's control group shows its CPU time, inside
+PROBE_IMPORTS = "import labkit.grading.driver, labkit.grading.runner, ipykernel.kernelapp, numpy"
+
+stopping = threading.Event()        # set by the grader to end every running sandbox now (Ctrl-C)
 
 
 @dataclass(frozen=True)
@@ -95,9 +108,13 @@ class Limits:
     applies) and, unless ``address_space`` says otherwise, also each process's address space
     (RLIMIT_AS: one process that asks for too much at once gets a MemoryError it can report
     rather than a kill); ``processes`` the number of tasks, threads included, of the sandbox
-    (the control group's ``pids.max`` and RLIMIT_NPROC of the sandbox's uid); ``cpu`` the CPU
-    seconds of each process, ``file_size`` the largest file it may write, ``scratch`` the size
-    of its private /tmp (whose pages also count against ``memory``)."""
+    (the control group's ``pids.max`` and RLIMIT_NPROC of the sandbox's uid); ``cpus`` the CPUs'
+    worth of time the whole sandbox may use at once (the group's CPU quota); ``cpu`` the CPU
+    seconds of each process (RLIMIT_CPU, never less than the notebook's budget), ``file_size``
+    the largest file it may write, ``scratch`` the size of its private /tmp (whose pages also
+    count against ``memory``). ``user`` applies without a sandbox only: a grader running as root
+    then runs the driver and its kernel as that unprivileged user (`unprivileged_command`), as
+    where bubblewrap cannot run (a Gradescope container, `labkit.grading.gradescope`)."""
     memory: int = 2 * 1024 ** 3
     processes: int = 64
     cpu: int = 900
@@ -105,18 +122,24 @@ class Limits:
     open_files: int = 512
     scratch: int = 512 * 1024 ** 2
     address_space: int | None = None
+    cpus: float = 1.0
+    user: str | None = None
 
     def __post_init__(self):
         for name in ("memory", "processes", "cpu", "file_size", "open_files", "scratch"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
+        if isinstance(self.cpus, bool) or not isinstance(self.cpus, (int, float)) or not self.cpus >= 0.01:
+            raise ValueError(f"Limits.cpus must be a number of CPUs of at least 0.01, got {self.cpus!r}")
         if self.memory < MIN_MEMORY:
             raise ValueError(f"Limits.memory must be at least {MIN_MEMORY // MIB} MiB (the kernel and its driver "
                              f"need about 300 MiB), got {self.memory // MIB} MiB")
         if self.processes < MIN_PROCESSES:
             raise ValueError(f"Limits.processes must be at least {MIN_PROCESSES} (the kernel alone runs a dozen "
                              f"threads), got {self.processes}")
+        if self.user is not None and not (isinstance(self.user, str) and self.user):
+            raise ValueError(f"Limits.user must be a user's name, got {self.user!r}")
 
     @property
     def per_process_memory(self):
@@ -130,21 +153,34 @@ class SandboxUnavailable(RuntimeError):
     """bubblewrap is missing or cannot create a sandbox here; the message says what to do."""
 
 
+def bwrap_path():
+    """The bubblewrap executable, or None: `BWRAP_VARIABLE` when set ("none" or empty hides it),
+    else ``bwrap`` on PATH."""
+    chosen = os.environ.get(BWRAP_VARIABLE)
+    if chosen is not None:
+        return None if chosen.strip().lower() in ("", "none") else chosen
+    return shutil.which("bwrap")
+
+
 _checked = {}
 _check_lock = threading.Lock()
 
 
-def check_available():
-    """Raise `SandboxUnavailable` unless ``bwrap`` can run a command here (tried once per process)."""
+def check_available(hidden=()):
+    """Raise `SandboxUnavailable` unless a sandbox can run the grader's Python here: bubblewrap
+    works, everything the driver needs can be bound (`labkit.grading.binds.check`, with the
+    instructor material in `hidden` never shown), and the driver's modules import inside.
+    Tried once per process (and set of hidden folders)."""
+    key = tuple(sorted(str(Path(h).resolve()) for h in hidden))
     with _check_lock:
-        if "error" not in _checked:
-            _checked["error"] = _probe()
-    if _checked["error"]:
-        raise SandboxUnavailable(_checked["error"])
+        if key not in _checked:
+            _checked[key] = _probe() or _probe_layout(hidden)
+    if _checked[key]:
+        raise SandboxUnavailable(_checked[key])
 
 
 def _probe():
-    bwrap = shutil.which("bwrap")
+    bwrap = bwrap_path()
     if bwrap is None:
         return f"no sandbox available: bwrap was not found; {INSTALL_HINT}, or pass --no-sandbox to grade unsandboxed"
     for tool in ("prlimit",) + (("setpriv",) if os.geteuid() == 0 else ()):
@@ -161,82 +197,45 @@ def _probe():
     return None
 
 
+def _probe_layout(hidden):
+    """None if the grader's Python can be bound and starts inside a sandbox, else why not."""
+    try:
+        with Slot() as slot:
+            layout = python_layout(hidden)
+            binds.check(layout, hidden, sandbox_uid=slot.uid)
+            argv = command(DEFAULT_LIMITS, slot.uid, layout=layout, hidden=hidden,
+                           program=[sys.executable, *_site_flags(layout), "-c", PROBE_IMPORTS])
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+            if slot.uid != os.geteuid():
+                kill_uid(slot.uid)
+    except (binds.BindError, SlotError) as exc:
+        return f"the grader's Python cannot be shown to the sandbox: {exc}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"no sandbox available: the sandbox could not start ({exc})"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        bound = ", ".join(str(f) for f in layout.folders) or "nothing beyond /usr and /etc"
+        return (f"the grader's Python does not start inside the sandbox ({last[:300]}); bound: {bound}. "
+                "A module it imports lives in a folder the sandbox does not show or its user cannot read")
+    return None
+
+
 def _namespaces():
     common = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     return common if os.geteuid() == 0 else ["--unshare-user", "--disable-userns", *common]
 
 
-class Slot:
-    """A sandbox slot held for as long as the context lasts (an flock on a file, so that two
-    grader processes never give two sandboxes the same uid)."""
-
-    def __init__(self):
-        self.number = self.uid = None
-        self._fd = None
-
-    def __enter__(self):
-        root = Path(tempfile.gettempdir()) / f"labkit-grade-slots-{os.geteuid()}"
-        root.mkdir(mode=0o700, exist_ok=True)
-        for number in range(SLOTS):
-            uid = UID_BASE + number
-            if os.geteuid() == 0 and _uid_taken(uid):
-                continue
-            fd = os.open(root / f"slot-{number}", os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            self.number, self._fd = number, fd
-            self.uid = uid if os.geteuid() == 0 else os.geteuid()
-            if os.geteuid() == 0:
-                kill_uid(uid)           # a leftover of a grader that crashed
-            return self
-        raise SandboxUnavailable(f"all {SLOTS} sandbox slots are in use")
-
-    def __exit__(self, *exc):
-        os.close(self._fd)
+_layouts = {}
+_layout_lock = threading.Lock()
 
 
-def _uid_taken(uid):
-    """A uid that belongs to an account of this system is never used for a sandbox."""
-    try:
-        pwd.getpwuid(uid)
-        return True
-    except KeyError:
-        return False
-
-
-def kill_uid(uid, passes=50):
-    """SIGKILL every process whose real uid is `uid` (root only; a sandbox's uid is its own),
-    pass after pass until none is left (a fork bomb forks while we look)."""
-    for _ in range(passes):
-        found = 0
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as f:
-                    lines = [x for x in f if x.startswith(("Uid:", "State:"))]
-                state = next(x for x in lines if x.startswith("State:")).split()[1]
-                if int(next(x for x in lines if x.startswith("Uid:")).split()[1]) == uid and state != "Z":
-                    os.kill(int(entry), signal.SIGKILL)
-                    found += 1
-            except (OSError, StopIteration, ValueError, IndexError):
-                continue
-        if not found:
-            return
-        time.sleep(0.05)
-
-
-def _python_folders():
-    """The folders the driver needs: the interpreter and its libraries, and labkit's own folder."""
-    import labkit
-    folders = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
-    folders.add(Path(sys.executable).resolve().parent.parent)
-    package = Path(labkit.__file__).resolve().parent
-    folders.add(package)
-    return sorted(folders), package.parent
+def python_layout(hidden=()):
+    """What sandboxes bind of this process's Python (`labkit.grading.binds.layout`), computed once."""
+    key = tuple(sorted(str(Path(h).resolve()) for h in hidden))
+    with _layout_lock:
+        if key not in _layouts:
+            _layouts[key] = binds.layout(hidden)
+        return _layouts[key]
 
 
 def _system_binds():
@@ -248,15 +247,6 @@ def _system_binds():
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
     return args
-
-
-def _ancestors(paths):
-    seen = set()
-    for p in paths:
-        for parent in reversed(Path(p).parents):
-            if str(parent) != "/" and parent not in seen and not str(parent).startswith(("/usr", "/etc")):
-                seen.add(parent)
-    return sorted(seen, key=lambda p: len(p.parts))
 
 
 _blocker_lock = threading.Lock()
@@ -278,34 +268,37 @@ def _blocker_folder():
         return _blocker["path"]
 
 
-def _hidden_packages(bound):
+def _hidden_packages(bound, hidden=()):
     """Folders of labkit_instructor that lie inside a folder the sandbox sees."""
     import importlib.util
-    hidden = []
     try:
-        spec = importlib.util.find_spec("labkit_instructor")
+        spec = importlib.util.find_spec(binds.INSTRUCTOR_PACKAGE)
     except (ImportError, ValueError):
         spec = None
     candidates = list(spec.submodule_search_locations or []) if spec else []
-    loaded = sys.modules.get("labkit_instructor")
+    candidates += [str(h) for h in hidden]
+    loaded = sys.modules.get(binds.INSTRUCTOR_PACKAGE)
     if loaded is not None and getattr(loaded, "__file__", None):
         candidates.append(str(Path(loaded.__file__).parent))
-    for folder in bound:
-        site = Path(folder)
-        candidates += [str(p) for p in site.glob("lib/python*/site-packages/labkit_instructor")]
-    for c in {str(Path(c).resolve()) for c in candidates}:
-        if any(Path(c).is_relative_to(b) for b in bound):
-            hidden.append(c)
-    return hidden
+    for folder in map(Path, bound):
+        candidates += [str(p) for p in folder.glob("lib/python*/site-packages/" + binds.INSTRUCTOR_PACKAGE)]
+        candidates += [str(p) for p in folder.glob(binds.INSTRUCTOR_PACKAGE)]
+    return sorted(c for c in {str(Path(c).resolve()) for c in candidates}
+                  if any(Path(c).is_relative_to(b) for b in bound))
 
 
-def environment(home):
+def _site_flags(layout):
+    """-s (no user site) unless the grader imports from its user site."""
+    return [] if layout.user_base else ["-s"]
+
+
+def environment(home, layout=None):
     """The minimal environment of the driver and its kernel."""
-    folders, pythonpath = _python_folders()
-    return {
+    layout = layout or python_layout()
+    env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": f"{home}/home", "TMPDIR": str(home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-        "PYTHONPATH": str(pythonpath), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
+        "PYTHONPATH": os.pathsep.join(layout.pythonpath), "PYTHONDONTWRITEBYTECODE": "1",
         "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{home}/mpl", "IPYTHONDIR": f"{home}/ipython",
         "JUPYTER_RUNTIME_DIR": f"{home}/jupyter/runtime", "JUPYTER_DATA_DIR": f"{home}/jupyter/data",
         "JUPYTER_CONFIG_DIR": f"{home}/jupyter/config", "JUPYTER_PLATFORM_DIRS": "1",
@@ -315,33 +308,41 @@ def environment(home):
         # afresh in every sandbox (numba cannot cache into the read-only package)
         "LABKIT_KERNELS": "numpy",
     }
+    if layout.user_base:
+        env["PYTHONUSERBASE"] = layout.user_base
+    else:
+        env["PYTHONNOUSERSITE"] = "1"
+    if os.environ.get("PYTHONHOME"):
+        env["PYTHONHOME"] = os.environ["PYTHONHOME"]
+    return env
 
 
-def _prlimit(limits, processes):
-    return ["prlimit", f"--as={limits.per_process_memory}", f"--nproc={processes}", f"--cpu={limits.cpu}",
+def _prlimit(limits, processes, cpu=None):
+    return ["prlimit", f"--as={limits.per_process_memory}", f"--nproc={processes}", f"--cpu={cpu or limits.cpu}",
             f"--fsize={limits.file_size}", f"--nofile={limits.open_files}", "--core=0", "--"]
 
 
-def command(limits, uid, scratch="/tmp", info_fd=None, nproc=None):
-    """The bubblewrap command line that runs the driver in a fresh sandbox as `uid`; with
-    `info_fd`, bubblewrap writes the host pid of the sandbox's init there (``child-pid``);
-    `nproc` replaces RLIMIT_NPROC (root only; by default ``limits.processes``)."""
-    folders, _ = _python_folders()
-    args = [shutil.which("bwrap"), "--die-with-parent", "--new-session", *_namespaces(), "--tmpfs", "/"]
+def command(limits, uid, scratch="/tmp", info_fd=None, nproc=None, layout=None, hidden=(), extra_binds=(),
+            program=None, cpu=None):
+    """The bubblewrap command line that runs the driver (or `program`) in a fresh sandbox as
+    `uid`; with `info_fd`, bubblewrap writes the host pid of the sandbox's init there
+    (``child-pid``); `nproc` replaces RLIMIT_NPROC (root only; by default ``limits.processes``);
+    `extra_binds` are (host file, path inside) pairs bound read-only; `cpu` replaces RLIMIT_CPU."""
+    layout = layout or python_layout(hidden)
+    args = [bwrap_path(), "--die-with-parent", "--new-session", *_namespaces(), "--tmpfs", "/"]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
     # the private /tmp first, so that a Python installed under /tmp (a venv in a temporary
     # folder) can still be bound on top of it
     args += ["--perms", "1777", "--size", str(limits.scratch), "--tmpfs", scratch]
     args += _system_binds()
-    for parent in _ancestors(folders):
-        args += ["--perms", "0755", "--dir", str(parent)]
-    for folder in folders:
-        args += ["--ro-bind", str(folder), str(folder)]
-    for hidden in _hidden_packages(folders):
-        args += ["--ro-bind", str(_blocker_folder()), hidden]
+    args += binds.arguments(layout)
+    for covered in _hidden_packages(layout.folders, hidden):
+        args += ["--ro-bind", str(_blocker_folder()), covered]
+    for source, inside in extra_binds:
+        args += ["--ro-bind", str(source), str(inside)]
     args += ["--dev", "/dev", "--proc", "/proc", "--clearenv"]
-    for key, value in environment(scratch).items():
+    for key, value in environment(scratch, layout).items():
         args += ["--setenv", key, value]
     args += ["--chdir", scratch]
     if os.geteuid() == 0:
@@ -351,8 +352,8 @@ def command(limits, uid, scratch="/tmp", info_fd=None, nproc=None):
         processes = nproc or limits.processes
     else:
         processes = limits.processes + _processes_of(os.getuid())
-    args += _prlimit(limits, processes)
-    args += [sys.executable, "-s", "-m", "labkit.grading.driver"]
+    args += _prlimit(limits, processes, cpu)
+    args += program or [sys.executable, *_site_flags(layout), "-m", "labkit.grading.driver"]
     return args
 
 
@@ -373,7 +374,7 @@ def _processes_of(uid):
 class DriverRun:
     events: list
     returncode: int | None
-    note: str | None          # why the stream ended early (wall limit, too much output), if it did
+    note: str | None          # why the stream ended early ("wall", "stream", "stopped"), if it did
     stderr: str
     seconds: float
     confinement: str = "rlimits"      # "cgroup v1", "cgroup v2" or "rlimits" (per process only)
@@ -381,6 +382,8 @@ class DriverRun:
     processes: int | None = None
     oom_kills: int = 0                # processes the OOM killer ended in the submission's control group
     process_limit_hits: int = 0       # forks refused at the control group's process limit
+    cpu_seconds: float | None = None  # CPU time of the whole sandbox (from its control group)
+    busy: bool = False                # the host's load average was above its core count at the end
 
 
 SANDBOX_KEY = "__sandbox__"           # what the grader adds to each event: the counters when it arrived
@@ -396,7 +399,7 @@ def _open_group(limits, slot):
     if hierarchy is None:
         return None
     name = f"slot-{slot.number}" if slot.number is not None else f"run-{os.getpid()}-{next(_run_counter)}"
-    group = cgroups.SubmissionGroup(hierarchy, name, limits.memory, limits.processes)
+    group = cgroups.SubmissionGroup(hierarchy, name, limits.memory, limits.processes, limits.cpus)
     try:
         return group.create()
     except OSError:
@@ -404,49 +407,73 @@ def _open_group(limits, slot):
         return None
 
 
-def run_driver(job, *, sandbox=True, limits=DEFAULT_LIMITS, wall=600.0):
+def run_driver(job, *, sandbox=True, limits=DEFAULT_LIMITS, wall=600.0, hidden=()):
     """Run one job through the driver -- in a fresh sandbox, or (sandbox=False) as a plain child
     process -- and collect its events. Never raises because of what the job's code does.
 
     Where a control group can be made, the whole process tree runs in one of its own
-    (memory and process limits for the submission as a whole); every event is stamped under
+    (memory, process and CPU limits for the submission as a whole); every event is stamped under
     `SANDBOX_KEY` with the group's OOM-kill and refused-fork counters at the moment it arrived,
-    so the grader can tell which cell ran out of memory."""
+    so the grader can tell which cell ran out of memory. `wall` is the safety net of the whole
+    run, in seconds on the clock; `hidden` the instructor material's folders (never shown)."""
+    if stopping.is_set():                 # the grader is being interrupted: start nothing new
+        return DriverRun([], None, "stopped", "", 0.0)
+    if sandbox:
+        check_available(hidden)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="labkit-grade-run-") as private, \
             (Slot() if sandbox else _NoSlot()) as slot:
         group = _open_group(limits, slot)
         try:
-            run = _run(job, sandbox, limits, wall, start, private, slot, group)
+            run = _run(job, sandbox, limits, wall, start, private, slot, group, hidden)
         finally:
             if group is not None:
-                run_counts = group.oom_kills(), group.process_limit_hits()
+                run_counts = group.oom_kills(), group.process_limit_hits(), group.cpu_seconds()
                 group.remove()
         if group is not None:
             run.confinement = f"cgroup v{group.hierarchy.version}"
-            run.oom_kills, run.process_limit_hits = run_counts
+            run.oom_kills, run.process_limit_hits, run.cpu_seconds = run_counts
         run.memory = limits.memory if group is not None else limits.per_process_memory
         run.processes = limits.processes
+        from labkit.grading.cpuclock import loaded
+        run.busy = loaded()
         return run
 
 
-def _run(job, sandbox, limits, wall, start, private, slot, group):
+def _rlimit_cpu(limits, job):
+    """RLIMIT_CPU of each process: never below what the notebook's budget lets its kernel use."""
+    return max(limits.cpu, int(float(job.get("budget", 0)) + float(job.get("setup_timeout", 0))) + 60)
+
+
+def _run(job, sandbox, limits, wall, start, private, slot, group, hidden=()):
     stderr_path = Path(private) / "stderr"
     info_read, info_write = os.pipe()
     pass_fds = ()
+    usage = group.cpu_usage_file() if group is not None else None
     if sandbox:
-        job = {**job, "workdir": "/tmp/work"}
+        job = {**job, "workdir": "/tmp/work", "sandboxed": True, "cpu_usage": CPU_USAGE_INSIDE if usage else None}
         # with a control group, its pids.max is the limit that fires (and is counted), the
         # uid's RLIMIT_NPROC a looser second line
         nproc = limits.processes + NPROC_SLACK if group is not None else None
-        argv, env, cwd = command(limits, slot.uid, info_fd=info_write, nproc=nproc), None, "/"
+        argv = command(limits, slot.uid, info_fd=info_write, nproc=nproc, hidden=hidden,
+                       extra_binds=[(usage, CPU_USAGE_INSIDE)] if usage else (), cpu=_rlimit_cpu(limits, job))
+        env, cwd = None, "/"
         pass_fds = (info_write,)
     else:
         os.chmod(private, 0o700)
         scratch = Path(private) / "scratch"
         scratch.mkdir()
-        job = {**job, "workdir": str(scratch / "work")}
-        argv = [*_prlimit(limits, limits.processes + _processes_of(os.getuid())),
+        job = {**job, "workdir": str(scratch / "work"), "sandboxed": False, "cpu_usage": str(usage) if usage else None}
+        user = None
+        if limits.user is not None:
+            check_user(limits.user)
+            user = _unprivileged_ids(limits.user)
+        if user is not None:                 # its own scratch folder; the rest of `private` stays the grader's
+            os.chmod(private, 0o711)
+            os.chown(scratch, *user)
+        uid = user[0] if user is not None else os.getuid()
+        argv = [*_prlimit(limits, limits.processes + _processes_of(uid), _rlimit_cpu(limits, job)),
+                *(unprivileged_command(*user) if user is not None else []),
                 sys.executable, "-s", "-m", "labkit.grading.driver"]
         env, cwd = environment(str(scratch)), str(scratch)
     stamp = None
@@ -485,6 +512,71 @@ class _NoSlot:
         pass
 
 
+def _unprivileged_ids(name):
+    """(uid, gid) of the user `name`, which an unsandboxed run as root switches to; refused for
+    root itself, when this process is not root, or when there is no such user."""
+    import pwd
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        raise SandboxUnavailable(f"there is no user {name!r} to run student code as") from None
+    if entry.pw_uid == 0:
+        raise SandboxUnavailable(f"{name!r} is root: student code must run as an unprivileged user")
+    if os.geteuid() != 0:
+        raise SandboxUnavailable(f"only root can run student code as {name!r}")
+    return entry.pw_uid, entry.pw_gid
+
+
+_users_checked = {}
+_users_lock = threading.Lock()
+USER_PROBE = ("import subprocess, sys, labkit.grading.driver, labkit.grading.runner; "
+              "subprocess.run([sys.executable, '-s', '-c', 'import ipykernel, labkit'], check=True)")
+
+
+def check_user(name):
+    """Raise `SandboxUnavailable` unless an unsandboxed run can switch to the user `name`: this
+    process is root, `name` is another user, and as that user the grader's Python starts and
+    imports the driver (every folder on the way readable by it). Tried once per user."""
+    if name not in _users_checked:
+        with _users_lock:
+            if name not in _users_checked:
+                _users_checked[name] = _probe_user(name)
+    if _users_checked[name]:
+        raise SandboxUnavailable(_users_checked[name])
+
+
+def _probe_user(name):
+    try:
+        uid, gid = _unprivileged_ids(name)
+    except SandboxUnavailable as exc:
+        return str(exc)
+    with tempfile.TemporaryDirectory(prefix="labkit-grade-user-") as home:
+        os.chmod(home, 0o711)
+        scratch = Path(home) / "scratch"
+        scratch.mkdir()
+        os.chown(scratch, uid, gid)
+        try:
+            # the driver's imports, and a kernel's start: a Python started from the driver's
+            done = subprocess.run([*unprivileged_command(uid, gid), sys.executable, "-s", "-c", USER_PROBE],
+                                  env=environment(str(scratch)), cwd=str(scratch), capture_output=True, text=True,
+                                  timeout=300)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"the grader's Python could not be started as {name!r} ({exc})"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return (f"the grader's Python ({sys.executable}) cannot run as {name!r}: {last[:300]}; install it where "
+                "other users can read it")
+    return None
+
+
+def unprivileged_command(uid, gid):
+    """The prefix that runs a program as `uid`:`gid` with no supplementary groups, no
+    capabilities and no way to gain privileges again (util-linux's setpriv; the environment is
+    left as it is given)."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
+            "--no-new-privs", "--"]
+
+
 def _feed(pipe, data):
     try:
         pipe.write(data)
@@ -494,18 +586,22 @@ def _feed(pipe, data):
 
 
 def _read_events(stream, deadline, stamp=None):
-    """JSON events from the driver's stdout until it closes, the wall limit passes, or it sends
-    more than `MAX_STREAM` bytes; lines that are not JSON objects, or longer than `MAX_LINE`,
-    are dropped (an overlong line is skipped to its end without being kept in memory). With
-    `stamp`, each event gets ``event[SANDBOX_KEY] = stamp()`` (replacing whatever the line said)."""
+    """JSON events from the driver's stdout until it closes, the wall limit passes, the grader
+    is `stopping`, or it sends more than `MAX_STREAM` bytes; lines that are not JSON objects, or
+    longer than `MAX_LINE`, are dropped (an overlong line is skipped to its end without being kept
+    in memory). With `stamp`, each event gets ``event[SANDBOX_KEY] = stamp()`` (replacing
+    whatever the line said)."""
     events, buffer, total, note, skipping = [], b"", 0, None, False
     fd = stream.fileno()
     while True:
+        if stopping.is_set():
+            note = "stopped"
+            break
         left = deadline - time.monotonic()
         if left <= 0:
             note = "wall"
             break
-        ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+        ready, _, _ = select.select([fd], [], [], min(left, 0.25))
         if not ready:
             continue
         chunk = os.read(fd, 1 << 16)

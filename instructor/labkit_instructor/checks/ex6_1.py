@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from labkit_instructor.checks.base import Grader, Wrong, as_number, kind_of, part_spec, probe_results
+from labkit_instructor.checks.base import Grader, Lazy, Wrong, as_number, kind_of, part_spec, probe_results
 
 TYPES = ("act", "act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv")
 COUNT_PROBES = [("Js||cr|",), ("Jh|Ks|rrc|r",), ("Qs|Kh|cc|rr",), ("Ks|Jh|crc|crr",), ("Kh|Ks|crrc|cr",)]
@@ -51,8 +51,17 @@ def recorded_random(rounds, seed):
     return [w / w.sum(axis=1, keepdims=True) for w in (rng.gamma(0.5, size=legal.shape) + 1e-3 for _ in range(rounds))]
 
 
-RECORDINGS = [recorded_cfr(25), recorded_random(15, 61)]
-REGRET_PROBES = [(rec, p) for rec in RECORDINGS for p in (0, 1)]
+def _recordings():
+    return [recorded_cfr(25), recorded_random(15, 61)]
+
+
+def _regret_probes():
+    return [(rec, p) for rec in RECORDINGS for p in (0, 1)]
+
+
+# computed when 6.1(b) is first graded, not at import (CFR's 25 rounds load labkit's kernels)
+RECORDINGS = Lazy(_recordings)
+REGRET_PROBES = Lazy(_regret_probes)
 
 
 @functools.lru_cache(maxsize=None)

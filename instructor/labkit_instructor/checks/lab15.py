@@ -43,7 +43,7 @@ from labkit.grading import fresh
 from labkit.grading.checking import cpu_seconds, own_work_gate, recorded
 from labkit.grading.public.lab15 import OWN_WORK
 from labkit_instructor.checks.sampling import sampled_regrets
-from labkit_instructor.checks.base import (Grader, Wrong, as_array, as_number, kind_of, part_spec,
+from labkit_instructor.checks.base import (Grader, Lazy, Wrong, as_array, as_number, kind_of, part_spec,
                                            probe_results, reported)
 
 GAME = "leduc_poker"
@@ -103,12 +103,16 @@ def shortened(policy, decimals=10):
     return p
 
 
+PROBE_POLICIES = 3               # the uniform policy, a random one, CFR's average after 25 iterations
+
+
 def _probe_policies():
     import labkit as lk
     return [lk.uniform_policy(leduc()).probs, shortened(random_policy(1507)), shortened(cfr_average())]
 
 
-POLICIES = _probe_policies()
+# the probes are computed when Lab 15 is first graded, not when the material is imported
+POLICIES = Lazy(_probe_policies)
 PLAYERS = (0, 1)
 
 
@@ -120,15 +124,27 @@ def stream(seed, length, digits=None):
     return (u if digits is None else np.round(u, digits)).tolist()
 
 
-OUTCOME_PROBES = [(POLICIES[2], 0, stream(5101, 16, 6), EXPLORATION),
-                  (POLICIES[2], 1, stream(5102, 16, 6), EXPLORATION),
-                  (POLICIES[1], 0, stream(5103, 16, 6), 0.3),
-                  (POLICIES[1], 1, stream(5104, 16, 6), EXPLORATION)]
-MEAN_PROBES = [(POLICIES[2], p, [stream(seed, 12, 6) for seed in range(60_000 + 5000 * p,
-                                                                        60_000 + 5000 * p + MEAN_STREAMS)])
-               for p in PLAYERS]
-EXTERNAL_PROBES = [(POLICIES[2], 0, stream(5201, 64, 6)), (POLICIES[2], 1, stream(5202, 64, 6)),
-                   (POLICIES[1], 0, stream(5203, 64, 6)), (POLICIES[1], 1, stream(5204, 64, 6))]
+def _outcome_probes():
+    return [(POLICIES[2], 0, stream(5101, 16, 6), EXPLORATION),
+            (POLICIES[2], 1, stream(5102, 16, 6), EXPLORATION),
+            (POLICIES[1], 0, stream(5103, 16, 6), 0.3),
+            (POLICIES[1], 1, stream(5104, 16, 6), EXPLORATION)]
+
+
+def _mean_probes():
+    return [(POLICIES[2], p, [stream(seed, 12, 6) for seed in range(60_000 + 5000 * p,
+                                                                     60_000 + 5000 * p + MEAN_STREAMS)])
+            for p in PLAYERS]
+
+
+def _external_probes():
+    return [(POLICIES[2], 0, stream(5201, 64, 6)), (POLICIES[2], 1, stream(5202, 64, 6)),
+            (POLICIES[1], 0, stream(5203, 64, 6)), (POLICIES[1], 1, stream(5204, 64, 6))]
+
+
+OUTCOME_PROBES = Lazy(_outcome_probes)
+MEAN_PROBES = Lazy(_mean_probes)
+EXTERNAL_PROBES = Lazy(_external_probes)
 MCCFR_PROBES = [("outcome", MCCFR_RUNS["outcome"], 4401), ("outcome", MCCFR_RUNS["outcome"], 4402),
                 ("external", MCCFR_RUNS["external"], 4403), ("external", MCCFR_RUNS["external"], 4404)]
 
@@ -219,7 +235,11 @@ def _grade_b(value):
 
 
 # ------------------------------------------------------------------ (c), (d): best responses
-BR_PROBES = [(policy, p) for policy in POLICIES for p in PLAYERS]
+def _br_probes():
+    return [(policy, p) for policy in POLICIES for p in PLAYERS]
+
+
+BR_PROBES = Lazy(_br_probes)
 
 
 def best_response_variant(probs, player, mode):
@@ -294,8 +314,17 @@ def _grade_c(value):
     return g.items
 
 
-NASH_CONV_PROBES = [(p,) for p in POLICIES] + [(fresh.marker("leduc_policy"),)] * FRESH_POLICIES
-FRESH_INDICES = range(len(POLICIES), len(NASH_CONV_PROBES))
+def _nash_conv_probes():
+    assert len(POLICIES) == PROBE_POLICIES
+    return [(p,) for p in POLICIES] + [(fresh.marker("leduc_policy"),)] * FRESH_POLICIES
+
+
+def _payoff_probes():
+    return [(p,) for p in POLICIES]
+
+
+NASH_CONV_PROBES = Lazy(_nash_conv_probes)
+FRESH_INDICES = range(PROBE_POLICIES, PROBE_POLICIES + FRESH_POLICIES)
 
 
 def busy_hint(name):
@@ -799,7 +828,7 @@ def _own(part, grade):
 
 PARTS = [
     part_spec("L15(a)", ["counts"], _grade_a, 2),
-    part_spec("L15(b)", ["expected_payoff"], _own("L15(b)", _grade_b), 2, {"expected_payoff": [(p,) for p in POLICIES]}),
+    part_spec("L15(b)", ["expected_payoff"], _own("L15(b)", _grade_b), 2, {"expected_payoff": Lazy(_payoff_probes)}),
     part_spec("L15(c)", ["best_response_value"], _own("L15(c)", _grade_c), 2, {"best_response_value": BR_PROBES}),
     part_spec("L15(d)", ["nash_conv"], _own("L15(d)", _grade_d), 2, {"nash_conv": NASH_CONV_PROBES},
               {"nash_conv": (NASH_CONV_SECONDS, NASH_CONV_REPEATS)}),

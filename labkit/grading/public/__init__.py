@@ -2,17 +2,20 @@
 
 ``check("27.4(a)")`` in a student's notebook collects the part's names (`labkit.grading.reporter`),
 evaluates function-valued answers at the public probe arguments, and prints the line of
-`feedback`: the format of the answer, never its score (see `labkit.grading.public.base`).
+`feedback`: the form of the answer and its values on public cases worked out by hand, never its
+score (see `labkit.grading.public.base`).
 """
 from __future__ import annotations
 
 import importlib
+import pkgutil
 
 from labkit.grading.public.base import FormatResult, PublicSpec
 
-# one module per exercise; adding an exercise is one line
-MODULES = ["ex27_1", "ex27_2", "ex27_3", "ex27_4", "ex27_5", "ex27_6", "ex27_7", "ex27_8",
-           "ex4_1", "ex5_1", "ex6_1", "lab15"]
+# one module per exercise, found by name (every module here but the shared `base` and `helpers`), in
+# the order of the names: the same names, in the same order, as labkit_instructor's exercises
+SHARED = ("base", "helpers")
+MODULES = sorted(info.name for info in pkgutil.iter_modules(__path__) if info.name not in SHARED)
 
 SPECS = {spec.part: spec for name in MODULES
          for spec in importlib.import_module(f"labkit.grading.public.{name}").PARTS}
@@ -29,7 +32,7 @@ def spec_for(part_id):
 
 
 def feedback(part_id, value) -> FormatResult:
-    """The format checks of one part on its serialized answer ``{name: value}``; never raises
+    """The public checks of one part on its serialized answer ``{name: value}``; never raises
     on a malformed value."""
     spec = spec_for(part_id)
     try:

@@ -1,11 +1,15 @@
-"""Public checks: what a student's own kernel can say about an answer without knowing the answer.
+"""Public checks: what a student's own kernel can say about an answer without the grader's cases.
 
 A `PublicSpec` names what a part reads (the same names as the hidden check), the probe arguments at
 which a function-valued answer is evaluated in the notebook, and a ``feedback`` function. That
-function looks only at the form of the answer -- the names exist, numbers are finite, arrays have
-the right shape, rows are probability distributions, a function returns the right kind of thing --
-and gives hints. It computes no expected value and contains none, so reading it tells a student
-nothing the exercise text does not. The points are decided by the grader's hidden checks.
+function checks the form of the answer -- the names exist, numbers are finite, arrays have the
+right shape, rows are probability distributions -- and its values on *public cases*: a function is
+called on a small or special input whose answer is worked out by hand in the module's docstring
+(matching pennies, a 2x2 game, a pure policy of Leduc), and a value is checked against what must
+hold of it (an equilibrium earns the game's value, a best response earns the most). So a wrong
+answer fails in the notebook, with a hint. The public cases differ from the grader's hidden probes,
+no public value is computed by the labkit function that answers the part, and no hint names it;
+the points are decided by the grader's hidden checks.
 """
 from __future__ import annotations
 
@@ -60,9 +64,9 @@ class FormatResult:
     apart from a hint that quotes something long of the student's: first the verdict (`line`),
     then either what was checked or one ``hint:`` line per failing check::
 
-        27.4(a): format ok (3 checks, not the values) -- the grader will score it
-            checked: ev_bet_queen is a number; ev_check_queen(call, bluff) returns numbers;
-                     call_with_queen is a probability
+        27.4(b): public checks pass (3 checks) -- the grader scores it on its own cases
+            checked: ev_bet_jack(q) returns a number; ev_bet_jack at a public point;
+                     call_queen_p2 is a probability
     """
     part: str
     checked: list
@@ -76,11 +80,12 @@ class FormatResult:
         return not self.hints
 
     def line(self):
-        """The verdict in one line, honest about its reach: it checked the form, not the values."""
+        """The verdict in one line, honest about its reach: the public cases pass, the grader's
+        own cases decide the points."""
         count = f"{len(self.checked)} check{'' if len(self.checked) == 1 else 's'}"
         if self.ok:
-            return f"{self.part}: format ok ({count}, not the values) -- the grader will score it"
-        return f"{self.part}: not ready -- {len(self.hints)} of {len(self.checked)} format checks fail"
+            return f"{self.part}: public checks pass ({count}) -- the grader scores it on its own cases"
+        return f"{self.part}: not ready -- {len(self.hints)} of {len(self.checked)} public checks fail"
 
     def details(self):
         """The lines under the verdict: the checks run (when all pass) or a hint per failure."""
@@ -112,7 +117,7 @@ def _packed(labels, lead, width):
 
 
 class FormatChecks:
-    """Collects the format checks of one part: ``f.item(label, test)``, where test() returns None
+    """Collects the public checks (of form and of value) of one part: ``f.item(label, test)``, where test() returns None
     (fine) or a hint, or raises `Wrong` (its message is the hint)."""
 
     def __init__(self, value):

@@ -1,16 +1,40 @@
-"""Public checks of exercise 6.1 (deviation counts and regrets): whole numbers for every type, and
-regrets that cannot be negative when the same strategies are played every round. No expected value."""
+"""Public checks of exercise 6.1 (deviation counts and regrets): whole numbers for every type,
+regrets that cannot be negative when the same strategies are played every round, and the values of
+public cases (the grader's infosets and recorded plays are other ones).
+
+At a player's first decision ("Ks|||": call or raise) nothing came before, so every type keeps the
+2 swaps of one legal action for the other. The counts at "Qh||cr|" and the two regrets of three
+rounds of uniform play are small numbers from labkit's deviation structures and hindsight module
+(the course's tests recompute them there).
+"""
 import numpy as np
 
 from labkit.grading.public.base import FormatChecks, public_part
-from labkit.grading.public.helpers import Wrong, as_number, kind_of, probe_results
+from labkit.grading.public.helpers import Wrong, as_number, expect, kind_of, probe_results
 
 TYPES = ("act", "act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv")
 REPEATED = [np.full((12, 2), 0.5)] * 3
+COUNT_KEYS = [("Ks|||",), ("Qh||cr|",)]
+COUNTS = [dict.fromkeys(TYPES, 2),
+          {"act": 3, "act_in": 6, "cf": 3, "cf_in": 6, "bps": 6, "cfps": 12, "csps": 12, "tips": 18, "bhv": 12}]
+UNIFORM_REGRETS = {"blind_action_regret": 0.375, "blind_cf_regret": 0.75}     # three rounds of uniform play
+
+
+def _count_cases(value):
+    for (key,), got, want in zip(COUNT_KEYS, probe_results(value, "count_deviations", len(COUNT_KEYS)), COUNTS):
+        for name in TYPES:
+            expect(as_number(got[name], name), want[name], f"count_deviations({key!r})[{name!r}]",
+                   "count the deviations of that type that end at this information set, one regret each")
+
+
+def _regret_cases(value):
+    for name, want in UNIFORM_REGRETS.items():
+        expect(as_number(probe_results(value, name, 1)[0], name), want, f"{name}(three rounds of uniform play, ...)",
+               "the regret is the best blind deviation's gain over the rounds played, added up over the rounds")
 
 
 def _counts(value):
-    r = probe_results(value, "count_deviations", 1)[0]
+    r = probe_results(value, "count_deviations", len(COUNT_KEYS))[0]
     if not isinstance(r, dict):
         raise Wrong(f"`count_deviations(key)` should return a dict {{type: count}}, got {kind_of(r)}")
     for name in TYPES:
@@ -31,10 +55,12 @@ def _regrets(value):
 PARTS = [
     public_part("6.1(a)", ["count_deviations"], 2,
                 lambda value: FormatChecks(value).item("count_deviations gives a whole number per type",
-                                                       lambda: _counts(value)),
-                {"count_deviations": [("Ks|||",)]}),
+                                                       lambda: _counts(value))
+                .item("the counts at two public information sets", lambda: _count_cases(value)),
+                {"count_deviations": COUNT_KEYS}),
     public_part("6.1(b)", ["blind_action_regret", "blind_cf_regret"], 2,
                 lambda value: FormatChecks(value).item("both regrets are numbers, >= 0 for repeated play",
-                                                       lambda: _regrets(value)),
+                                                       lambda: _regrets(value))
+                .item("the regrets of three rounds of uniform play", lambda: _regret_cases(value)),
                 {"blind_action_regret": [(REPEATED, 0)], "blind_cf_regret": [(REPEATED, 1)]}),
 ]

@@ -6,7 +6,8 @@ import numpy as np
 from labkit.grading.checking import (Wrong, as_action, as_array, as_distribution, as_number, as_pair, kind_of,
                                      probe_results, reported)
 
-__all__ = ["number", "vector", "distribution", "series", "action", "pair", "text", "function_results",
+__all__ = ["number", "vector", "distribution", "series", "action", "pair", "text", "function_results", "close",
+           "shown", "expect",
            "policy_table", "Wrong", "as_array", "as_number", "as_pair", "reported", "probe_results"]
 
 
@@ -66,3 +67,23 @@ def policy_table(table, name, keys, actions=("pass", "bet"), complete=True):
         if isinstance(row, dict):
             row = [row.get(a, 0.0) for a in actions]
         as_distribution(row, f"{name}[{key!r}]", len(actions))
+
+
+def close(got, want, tol=1e-6):
+    """True when two numbers or arrays agree to `tol` (absolute, per entry)."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    return got.shape == want.shape and bool(np.all(np.abs(got - want) <= tol))
+
+
+def shown(x, digits=4):
+    """A number or an array as the hint prints it (rounded, no numpy noise)."""
+    a = np.round(np.asarray(x, dtype=float), digits) + 0.0
+    return f"{a.item():g}" if a.ndim == 0 else str(a.tolist())
+
+
+def expect(got, want, call, why, tol=1e-6):
+    """A value test on a public case: `got` (the student's result of `call`) must equal `want`, a
+    closed form stated in the public check; otherwise `Wrong` says what came back, what this case
+    gives, and `why` (where to look)."""
+    if not close(got, want, tol):
+        raise Wrong(f"`{call}` gave {shown(got)}, this case gives {shown(want)}: {why}")

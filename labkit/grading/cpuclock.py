@@ -1,0 +1,166 @@
+"""How much of the machine a sandbox had: its CPU seconds, and how long its processes waited for a CPU.
+
+A cell's time limit used to be wall-clock seconds, so the same notebook could pass on a quiet
+machine and time out on a busy one. The grader now charges a cell with the time it *had*:
+
+    charged = max(cpu, wall - waited)
+
+where ``cpu`` is the CPU time the whole sandbox used during the cell (every process and thread),
+``wall`` the seconds that passed, and ``waited`` the seconds its tasks spent runnable but waiting
+for a CPU that other work held (the scheduler's ``run_delay``, from ``/proc/<pid>/task/<tid>/schedstat``;
+at most ``wall``). A computation charges its CPU time whatever the load; a cell that sleeps or
+waits on I/O charges the wall time it slept, which no load changes; a cell whose threads keep
+several CPUs busy charges the CPU time of all of them. Only waiting for a CPU is free.
+
+Where the sandbox has a control group, its CPU time is the group's own counter (``cpuacct.usage``
+in nanoseconds on cgroup v1, ``usage_usec`` in ``cpu.stat`` on v2), which the grader binds
+read-only into the sandbox; otherwise it is the sum of ``utime + stime + cutime + cstime`` of the
+sandbox's processes (every process in its PID namespace, or the driver's descendants without a
+sandbox). Where the scheduler's statistics are missing, ``waited`` is unknown: a cell is then
+charged its wall time, and `busy` falls back on the load average.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+BUSY_SHARE = 0.5          # a cell that waited for a CPU this share of its wall time ran on a busy machine
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The sandbox's clocks at one moment: ``wall`` (``time.monotonic``), ``cpu`` (CPU seconds so
+    far) and ``waited`` (seconds its tasks waited for a CPU so far; None when not known here)."""
+    wall: float
+    cpu: float
+    waited: float | None
+
+
+def charged(start, end):
+    """Seconds charged between two readings: ``max(cpu, wall - waited)`` (see the module's docstring)."""
+    wall, cpu = end.wall - start.wall, end.cpu - start.cpu
+    if start.waited is None or end.waited is None:
+        return max(cpu, wall)
+    return max(cpu, wall - min(wall, max(0.0, end.waited - start.waited)))
+
+
+def busy(start, end, cores=None):
+    """Whether the machine kept the sandbox waiting between two readings: its tasks waited for a
+    CPU at least `BUSY_SHARE` of the wall time; where waits are not known, whether the load
+    average is above the number of cores."""
+    wall = end.wall - start.wall
+    if start.waited is not None and end.waited is not None:
+        return wall > 0 and end.waited - start.waited >= BUSY_SHARE * wall
+    return loaded(cores)
+
+
+def loaded(cores=None):
+    """The one-minute load average is above the number of cores."""
+    try:
+        return os.getloadavg()[0] > (cores or os.cpu_count() or 1)
+    except OSError:
+        return False
+
+
+def _stat_fields(pid):
+    """utime, stime, cutime, cstime (clock ticks) and ppid of a process, from /proc/<pid>/stat."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    fields = text[text.rindex(")") + 2:].split()      # after "pid (comm) "
+    return int(fields[1]), [int(x) for x in fields[11:15]]
+
+
+def _usage_seconds(path):
+    """A control group's CPU seconds: ``cpuacct.usage`` (ns) or ``cpu.stat``'s ``usage_usec``."""
+    text = Path(path).read_text()
+    if "usage_usec" in text:
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) / 1e6
+    return int(text.split()[0]) / 1e9
+
+
+class Meter:
+    """Reads a sandbox's clocks (`Reading`).
+
+    Parameters
+    ----------
+    usage_file : str, optional
+        The control group's CPU counter as seen inside the sandbox (``cpuacct.usage`` or
+        ``cpu.stat``); without it, CPU time is summed over the processes.
+    whole_namespace : bool
+        True inside a sandbox (every process in /proc is the sandbox's); False without one
+        (only this process and its descendants count).
+    """
+
+    def __init__(self, usage_file=None, whole_namespace=True):
+        self.usage_file = usage_file if usage_file and os.path.exists(usage_file) else None
+        self.whole_namespace = whole_namespace
+        self._delays = {}               # tid -> run_delay seen last (ns)
+        self._waited = 0.0              # seconds, summed over tasks, including those gone since
+        self._schedstat = Path("/proc/self/schedstat").exists()
+        self._lock = threading.Lock()
+
+    def _pids(self):
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        if self.whole_namespace:
+            return pids
+        children = {}
+        for pid in pids:
+            try:
+                children.setdefault(_stat_fields(pid)[0], []).append(pid)
+            except (OSError, ValueError, IndexError):
+                continue
+        out, todo = [], [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            todo += children.get(pid, [])
+        return out
+
+    def read(self):
+        """The clocks now (`Reading`)."""
+        with self._lock:
+            wall = time.monotonic()
+            pids = self._pids()
+            cpu = None
+            if self.usage_file:
+                try:
+                    cpu = _usage_seconds(self.usage_file)
+                except (OSError, ValueError, IndexError):
+                    cpu = None
+            if cpu is None:
+                cpu = self._summed_cpu(pids)
+            return Reading(wall, cpu, self._read_waits(pids) if self._schedstat else None)
+
+    @staticmethod
+    def _summed_cpu(pids):
+        ticks = 0
+        for pid in pids:
+            try:
+                ticks += sum(_stat_fields(pid)[1])
+            except (OSError, ValueError, IndexError):
+                continue
+        return ticks / CLOCK_TICKS
+
+    def _read_waits(self, pids):
+        """Seconds waited so far: each task's growth of ``run_delay`` since it was last seen is
+        added once, so tasks that exit take nothing away."""
+        for pid in pids:
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                try:
+                    delay = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+                last = self._delays.get(tid, 0)
+                self._waited += (delay - last if delay >= last else delay) / 1e9     # smaller: a new task
+                self._delays[tid] = delay
+        return self._waited
