@@ -23,10 +23,13 @@ DOCUMENTED = [
     "labkit.tree", "labkit.policy", "labkit.evaluate", "labkit.regret", "labkit.cfr", "labkit.mccfr",
     "labkit.solver", "labkit.kernels", "labkit.kernel_polling", "labkit.lp", "labkit.dynamics", "labkit.mmd",
     "labkit.psro", "labkit.social", "labkit.cooperative", "labkit._messages", "labkit._cli",
-    "labkit.hindsight", "labkit.efr.deviations", "labkit.efr.learner",
+    "labkit.hindsight", "labkit.efr.deviations", "labkit.efr.learner", "labkit.efr.fixed_point", "labkit.efr.eigen",
     "labkit.experiments.claims", "labkit.experiments.estimate", "labkit.experiments.executors",
     "labkit.experiments.games", "labkit.experiments.results", "labkit.experiments.tournament", "labkit.experiments.authors",
-    "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",
+    "labkit.experiments.plot", "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",
+    "labkit.grading.render", "labkit.grading.roster", "labkit.grading.lms", "labkit.grading.manual",
+    "labkit.grading.review", "labkit.grading.feedback",
+    "labkit.grading.gradebook",
 ]
 # labkit.deep needs its optional extra (JAX); without it its modules are left out, as in test_doctests
 DEEP = ["labkit.deep.common", "labkit.deep.features", "labkit.deep.networks", "labkit.deep.deep_cfr", "labkit.deep.nfsp",

@@ -19,14 +19,16 @@ CLEAN = [
     "labkit/tree.py", "labkit/policy.py", "labkit/evaluate.py", "labkit/regret.py", "labkit/cfr.py",
     "labkit/mccfr.py", "labkit/solver.py", "labkit/kernels.py", "labkit/kernel_polling.py", "labkit/lp.py",
     "labkit/dynamics.py", "labkit/mmd.py", "labkit/psro.py", "labkit/social.py", "labkit/cooperative.py",
-    # labkit.efr except the modules of the paper's numerics (fixed_point, eigen, paper_numerics)
-    "labkit/hindsight.py", "labkit/efr/__init__.py", "labkit/efr/deviations.py", "labkit/efr/learner.py",
-    # labkit.experiments except its plots
+    "labkit/hindsight.py", "labkit/efr",
     "labkit/experiments/__init__.py", "labkit/experiments/__main__.py", "labkit/experiments/claims.py",
     "labkit/experiments/estimate.py", "labkit/experiments/executors.py", "labkit/experiments/games.py",
     "labkit/experiments/paper.py", "labkit/experiments/results.py", "labkit/experiments/tournament.py",
-    "labkit/experiments/authors.py",
+    "labkit/experiments/authors.py", "labkit/experiments/plot.py",
     "labkit/deep", "labkit/plot.py", "labkit/widgets.py", "labkit/data/__init__.py",
+    # the course layer of labkit.grading
+    "labkit/grading/render.py", "labkit/grading/roster.py", "labkit/grading/lms.py", "labkit/grading/manual.py",
+    "labkit/grading/review.py", "labkit/grading/feedback.py",
+    "labkit/grading/gradebook.py",
 ]
 
 

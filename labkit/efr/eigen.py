@@ -1,9 +1,11 @@
-"""The EFR authors' fixed-point solver, Eigen's JacobiSVD, compiled on first use.
+r"""The EFR authors' fixed-point solver, Eigen's JacobiSVD, compiled on first use.
 
 Morrill et al. (2021) compute regret matching's fixed point at an infoset with internal
 transformations as the minimum-norm least-squares solution of
 
-    [L - I; 1^T] sigma = [0; 1],     L = (1/z) sum_phi y_phi phi,
+.. math:: \begin{bmatrix} L - I \\ \mathbf{1}^\top \end{bmatrix} \sigma
+          = \begin{bmatrix} 0 \\ 1 \end{bmatrix}, \qquad
+          L = \frac{1}{z} \sum_\phi y_\phi\, \phi,
 
 by Eigen's two-sided Jacobi SVD (ColPivHouseholderQR preconditioner), clipped to [0, 1]. In
 exact arithmetic that is a fixed point; in floating point it leaves values like 5.6e-17 on
@@ -45,7 +47,11 @@ import tempfile
 import types
 from pathlib import Path
 
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 SOURCE = Path(__file__).with_name("eigen_fixed_point.cpp")
 SOURCES = (SOURCE, Path(__file__).with_name("paper_kernels.cpp"))
@@ -58,11 +64,35 @@ _kernels = None
 
 
 class EigenUnavailable(RuntimeError):
-    """Raised when the Eigen fixed point cannot be built here; the message says what is missing."""
+    """Raised when the Eigen fixed point cannot be built here; the message says what is missing.
+
+    Examples
+    --------
+    >>> ok, reason = available()
+    >>> ok or "needs" in reason or "failed" in reason
+    True
+    >>> issubclass(EigenUnavailable, RuntimeError)
+    True
+    """
 
 
-def eigen_include_dir():
-    """The first directory holding Eigen's headers (``<dir>/Eigen/Dense``), or None."""
+def eigen_include_dir() -> Path | None:
+    """The first directory holding Eigen's headers (``<dir>/Eigen/Dense``), or None.
+
+    Looked for in ``$EIGEN3_INCLUDE_DIR``, then the ``cmeel-eigen`` package on ``sys.path``, then
+    ``<sys.prefix>/include/eigen3``, ``/usr/include/eigen3`` and ``/usr/local/include/eigen3``.
+
+    Returns
+    -------
+    pathlib.Path or None
+        None where no candidate has the headers.
+
+    Examples
+    --------
+    >>> directory = eigen_include_dir()
+    >>> directory is None or (directory / "Eigen" / "Dense").is_file()
+    True
+    """
     candidates = []
     if os.environ.get("EIGEN3_INCLUDE_DIR"):
         candidates.append(Path(os.environ["EIGEN3_INCLUDE_DIR"]))
@@ -77,8 +107,35 @@ def eigen_include_dir():
     return None
 
 
-def eigen_version(include_dir):
-    """Eigen's version string, read from its Macros.h, e.g. "3.4.0"."""
+def eigen_version(include_dir: str | os.PathLike[str]) -> str:
+    r"""Eigen's version string, read from its ``Eigen/src/Core/util/Macros.h``, e.g. "3.4.0".
+
+    Parameters
+    ----------
+    include_dir : str or path
+        A directory holding Eigen's headers (`eigen_include_dir`).
+
+    Returns
+    -------
+    str
+        ``"world.major.minor"``, with ``?`` for a number the file does not define.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     macros = Path(folder, "Eigen", "src", "Core", "util", "Macros.h")
+    ...     macros.parent.mkdir(parents=True)
+    ...     _ = macros.write_text("#define EIGEN_WORLD_VERSION 3\n#define EIGEN_MAJOR_VERSION 4\n"
+    ...                           "#define EIGEN_MINOR_VERSION 0\n")
+    ...     eigen_version(folder)
+    '3.4.0'
+    """
     macros = Path(include_dir) / "Eigen" / "src" / "Core" / "util" / "Macros.h"
     numbers = {}
     for line in macros.read_text().splitlines():
@@ -160,8 +217,37 @@ def solver_flags() -> list[str]:
     return ["-mavx"] if cpu_has_avx() else []
 
 
-def build(verbose=False):
-    """Compile the solver if needed and return the path of the shared library."""
+def build(verbose: bool = False) -> Path:
+    """Compile the solver if needed and return the path of the shared library.
+
+    The library's name carries a hash of the sources, Eigen's directory and version, the
+    compiler and the flags, so a change of any of them builds a new one. It is cached under
+    ``$LABKIT_CACHE_DIR`` (else ``$XDG_CACHE_HOME/labkit`` or ``~/.cache/labkit``; a temporary
+    folder where those are not writable) and written by an atomic rename.
+
+    Parameters
+    ----------
+    verbose : bool, default False
+        Print the compiler commands.
+
+    Returns
+    -------
+    pathlib.Path
+        The shared library.
+
+    Raises
+    ------
+    EigenUnavailable
+        No Eigen headers, no C++ compiler, or a compilation that failed (its error is quoted).
+
+    Examples
+    --------
+    >>> if available()[0]:
+    ...     print(build().name.startswith("labkit_eigen_fixed_point_"))
+    ... else:
+    ...     print(True)
+    True
+    """
     include = eigen_include_dir()
     if include is None:
         raise EigenUnavailable(
@@ -220,12 +306,30 @@ def _load():
     return _library
 
 
-def kernels():
-    """The compiled loops of ``paper_kernels.cpp`` as ctypes functions (a namespace with
-    ``block_update``, ``immediate_regrets`` (and ``immediate_regrets_constant_rows``),
-    ``counterfactual_values``,
-    the learner's two halves of it ``others_reach`` and ``counterfactual_values_given_reach``,
-    ``player_update`` and ``terminal_reach``)."""
+def kernels() -> types.SimpleNamespace:
+    """The compiled loops of ``paper_kernels.cpp`` as ctypes functions.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        With ``block_update``, ``immediate_regrets`` (and ``immediate_regrets_constant_rows``),
+        ``counterfactual_values``, the learner's two halves of it ``others_reach`` and
+        ``counterfactual_values_given_reach``, ``player_update`` and ``terminal_reach``
+        (`labkit.efr.paper_numerics` calls them).
+
+    Raises
+    ------
+    EigenUnavailable
+        Where the library cannot be built.
+
+    Examples
+    --------
+    >>> if available()[0]:
+    ...     print(sorted(vars(kernels()))[:3])
+    ... else:
+    ...     print(['block_update', 'counterfactual_values', 'counterfactual_values_given_reach'])
+    ['block_update', 'counterfactual_values', 'counterfactual_values_given_reach']
+    """
     global _kernels
     if _kernels is None:
         _load()
@@ -255,7 +359,7 @@ def kernels():
 
 
 @contextlib.contextmanager
-def baseline_solver():
+def baseline_solver() -> Iterator[None]:
     """A block in which ``fixed_point="paper"`` runs on the solver built without AVX.
 
     The baseline build works on two doubles per vector, as on a processor without AVX, and shows
@@ -296,16 +400,44 @@ def baseline_solver():
         _library, _kernels = saved
 
 
-def require():
-    """Build and load the solver now; raise `EigenUnavailable` saying what is missing if it can't."""
+def require() -> None:
+    """Build and load the solver now; raise `EigenUnavailable` saying what is missing if it can't.
+
+    Raises
+    ------
+    EigenUnavailable
+        No Eigen headers, no compiler, a failed compilation, or a library that does not load.
+
+    Examples
+    --------
+    >>> try:
+    ...     require()
+    ... except EigenUnavailable as error:
+    ...     print(available() == (False, str(error)))
+    ... else:
+    ...     print(available() == (True, ""))
+    True
+    """
     try:
         _load()
     except OSError as error:            # a library that built but does not load
         raise EigenUnavailable(f"loading the compiled fixed-point solver failed: {error}") from error
 
 
-def available():
-    """(True, "") if the solver builds and loads here, else (False, the reason)."""
+def available() -> tuple[bool, str]:
+    """Whether the solver builds and loads here (`require` without the exception).
+
+    Returns
+    -------
+    (bool, str)
+        ``(True, "")``, else ``(False, the reason)``.
+
+    Examples
+    --------
+    >>> ok, reason = available()
+    >>> ok == (reason == "")
+    True
+    """
     try:
         require()
     except EigenUnavailable as error:
@@ -313,15 +445,54 @@ def available():
     return True, ""
 
 
-def eigen_fixed_point(y, legal, external_offset, internal_offset):
-    """Regret-matching strategies by the authors' procedure, for a batch of infosets.
+def eigen_fixed_point(y: NDArray[np.floating[Any]], legal: NDArray[np.bool_], external_offset: int | None,
+                      internal_offset: int | None) -> NDArray[np.float64]:
+    r"""Regret-matching strategies by the authors' procedure, for a batch of infosets.
 
-    Same arguments as `labkit.efr.fixed_point.transformation_fixed_point`: y is (B, S) with
-    external slots at ``external_offset + b`` and internal ones at ``internal_offset + a * A + b``.
-    Per infoset, over its legal actions in order: z = the sum of the weights (external ones first);
-    z = 0 gives the uniform strategy; only external weight (or two actions, where "a becomes b"
-    is "everything becomes b") gives sigma = (weight onto b) / z; otherwise the clipped
-    least-squares solution above.
+    Per infoset, over its legal actions in order: :math:`z` = the sum of the weights (external
+    ones first); :math:`z = 0` gives the uniform strategy; without internal slots (or with two
+    actions, where "a becomes b" is "everything becomes b") :math:`\sigma(b) = (\text{weight onto }
+    b) / z`; otherwise the clipped least-squares solution of the module docstring, even where the
+    internal weights are all 0 (that is the authors' procedure, and it may leave a 2e-16).
+
+    Parameters
+    ----------
+    y : (B, S) float array, nonnegative
+        Transformation weights, as in `labkit.efr.fixed_point.transformation_fixed_point`:
+        external slots at ``external_offset + b``, internal ones at ``internal_offset + a * A + b``.
+    legal : (B, A) bool array
+        The legal actions of each infoset.
+    external_offset : int or None
+        First external slot, or None when there are none.
+    internal_offset : int or None
+        First internal slot, or None when there are none.
+
+    Returns
+    -------
+    (B, A) float array
+        One distribution per infoset.
+
+    Raises
+    ------
+    EigenUnavailable
+        Where the solver cannot be built.
+
+    Examples
+    --------
+    Internal transformations 0 -> 1 -> 2 -> 0 with weights 1, 1, 2 (three actions: slots 0-2 are
+    external, 3-11 internal):
+
+    >>> import numpy as np
+    >>> from labkit.efr.fixed_point import transformation_fixed_point
+    >>> legal = np.ones((1, 3), dtype=bool)
+    >>> y = np.zeros((1, 12))
+    >>> y[0, [3 + 0 * 3 + 1, 3 + 1 * 3 + 2, 3 + 2 * 3 + 0]] = 1.0, 1.0, 2.0
+    >>> if available()[0]:
+    ...     sigma = eigen_fixed_point(y, legal, 0, 3)
+    ... else:
+    ...     sigma = transformation_fixed_point(y, legal, 0, 3)
+    >>> np.allclose(sigma, [[0.4, 0.4, 0.2]], rtol=0, atol=1e-12)
+    True
     """
     function = _load()
     B, A = legal.shape

@@ -1,11 +1,11 @@
-"""Exact regret matching over action transformations: the fixed point at one infoset, batched.
+r"""Exact regret matching over action transformations: the fixed point at one infoset, batched.
 
-Given nonnegative weights y_phi for the transformations phi of an infoset (EFR's
-``y_phi = sum_s w(s) max(R[s, phi], 0)``), regret matching plays a fixed point of
+Given nonnegative weights :math:`y_\phi` for the transformations :math:`\phi` of an infoset (EFR's
+:math:`y_\phi = \sum_s w(s) \max(R[s, \phi], 0)`), regret matching plays a fixed point of
 
-    L(sigma) = (1 / z) sum_phi y_phi phi(sigma),      z = sum_phi y_phi,
+.. math:: L(\sigma) = \frac{1}{z} \sum_\phi y_\phi\, \phi(\sigma), \qquad z = \sum_\phi y_\phi,
 
-and the uniform distribution when z = 0 (Greenwald, Jafari and Marks, 2003). L is the transition
+and the uniform distribution when :math:`z = 0` (Greenwald, Jafari and Marks, 2003). L is the transition
 of a Markov chain on the actions: an external transformation "every action becomes b" moves the
 mass of every action to b, an internal one "a becomes b" moves a's mass to b. A fixed point is a
 stationary distribution of that chain.
@@ -19,9 +19,10 @@ The rule used here (deterministic, documented):
    stationary distribution pi_C, computed by the Grassmann-Taksar-Heyman (GTH) state reduction,
    which never subtracts and so keeps the relative accuracy of every entry.
 3. With several closed classes the fixed point is not unique. We return the one of minimum
-   Euclidean norm, sigma = sum_C c_C pi_C with c_C proportional to 1 / ||pi_C||^2. This is, in
-   exact arithmetic, what the EFR authors' solver returns: the minimum-norm least-squares solution
-   of [L - I; 1^T] sigma = [0; 1] (their supports are disjoint, so the norm is sum c_C^2 ||pi_C||^2).
+   Euclidean norm, :math:`\sigma = \sum_C c_C \pi_C` with :math:`c_C \propto 1 / \lVert\pi_C\rVert^2`.
+   This is, in exact arithmetic, what the EFR authors' solver returns: the minimum-norm
+   least-squares solution of :math:`[L - I; \mathbf{1}^\top] \sigma = [0; 1]` (their supports are
+   disjoint, so the norm is :math:`\sum_C c_C^2 \lVert\pi_C\rVert^2`).
 
 Unlike a floating-point least-squares solve, steps 2 and 3 never put a 1e-17 on an action no
 closed class contains. That matters: such an entry becomes a tiny positive time-selection weight
@@ -29,7 +30,7 @@ at the infosets below and can flip a later strategy from uniform to decided. On 
 regime, column CF, 500 rounds) this rule gives ACT_IN -29.84, CSPS 67.23, TIPS 91.60 and BHV
 133.30 mbb, where the authors' published numbers (from their Eigen build's rounding) are -25.35,
 68.43, 91.52 and 129.39; the rows whose weights include the constant 1 are unaffected and match
-to the printed decimal (``shared/reference/efr_paper.md`` section 2.3).
+to the printed decimal (the paper's Leduc table, Figure E.5).
 
 A second path for rounding noise is EFR's rule that an infoset is updated only when the others
 reach it with positive probability: a 1e-16 on an opponent's action makes an infoset "reached"
@@ -46,14 +47,19 @@ Leduc tables of the paper's Figure E.5 are reproduced to the printed decimal.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 
 FIXED_POINT_RULES = ("exact", "lstsq", "paper")
 
 
-def transformation_fixed_point(y, legal, external_offset, internal_offset, rule="exact"):
-    """Regret-matching strategies for a batch of infosets.
+def transformation_fixed_point(y: NDArray[np.floating[Any]], legal: NDArray[np.bool_], external_offset: int | None,
+                               internal_offset: int | None, rule: str = "exact") -> NDArray[np.float64]:
+    r"""Regret-matching strategies for a batch of infosets: a fixed point of
+    :math:`L(\sigma) = \frac{1}{z} \sum_\phi y_\phi \phi(\sigma)` per infoset (module docstring).
 
     Parameters
     ----------
@@ -62,7 +68,12 @@ def transformation_fixed_point(y, legal, external_offset, internal_offset, rule=
         ``external_offset + b`` are "every action becomes b"; if `internal_offset` is not None,
         slots ``internal_offset + a * A + b`` are "a becomes b". Slots of illegal actions and
         the diagonal a -> a must be 0.
-    legal : (B, A) bool
+    legal : (B, A) bool array
+        The legal actions of each infoset (at least one per row).
+    external_offset : int or None
+        First slot of the external transformations in `y`, or None when there are none.
+    internal_offset : int or None
+        First slot of the internal transformations in `y`, or None when there are none.
     rule : {"exact", "lstsq", "paper"}
         "exact" (default): the rule of this module's docstring. "lstsq": the EFR authors' approach
         with numpy, for comparison: wherever an internal transformation carries weight, the
@@ -73,7 +84,35 @@ def transformation_fixed_point(y, legal, external_offset, internal_offset, rule=
 
     Returns
     -------
-    (B, A) array: one distribution per infoset over its legal actions.
+    (B, A) float array
+        One distribution per infoset over its legal actions (uniform where all weights are 0).
+
+    Raises
+    ------
+    ValueError
+        If `rule` is not one of `FIXED_POINT_RULES`.
+
+    Examples
+    --------
+    Three actions, slots 0-2 external and 3-11 internal. External weights alone give the
+    closed form, the mass moved onto each action over the total:
+
+    >>> import numpy as np
+    >>> legal = np.ones((1, 3), dtype=bool)
+    >>> y = np.zeros((1, 12))
+    >>> y[0, [0, 2]] = 1.0, 3.0
+    >>> transformation_fixed_point(y, legal, 0, 3)
+    array([[0.25, 0.  , 0.75]])
+
+    A cycle of internal transformations 0 -> 1 -> 2 -> 0 (weights 1, 1, 2): the stationary
+    distribution of that chain.
+
+    >>> y = np.zeros((1, 12))
+    >>> y[0, [3 + 0 * 3 + 1, 3 + 1 * 3 + 2, 3 + 2 * 3 + 0]] = 1.0, 1.0, 2.0
+    >>> transformation_fixed_point(y, legal, 0, 3)
+    array([[0.4, 0.4, 0.2]])
+    >>> transformation_fixed_point(np.zeros((1, 12)), legal, 0, 3)
+    array([[0.33333333, 0.33333333, 0.33333333]])
     """
     if rule not in FIXED_POINT_RULES:
         raise ValueError(f"rule must be one of {FIXED_POINT_RULES}, got {rule!r}")
@@ -105,18 +144,37 @@ def transformation_fixed_point(y, legal, external_offset, internal_offset, rule=
     return sigma
 
 
-def min_norm_stationary(moves, legal):
-    """Minimum-norm stationary distribution of Markov chains given by their off-diagonal rates.
+def min_norm_stationary(moves: NDArray[np.floating[Any]], legal: NDArray[np.bool_]) -> NDArray[np.float64]:
+    r"""Minimum-norm stationary distribution of Markov chains given by their off-diagonal rates.
+
+    Transient states get exactly 0; each closed class C has its stationary distribution
+    :math:`\pi_C` (GTH state reduction, no subtraction), and with several classes the result is
+
+    .. math:: \sigma = \sum_C c_C \pi_C, \qquad
+              c_C = \frac{1 / \lVert\pi_C\rVert^2}{\sum_{C'} 1 / \lVert\pi_{C'}\rVert^2}.
 
     Parameters
     ----------
-    moves : (B, n, n) array, nonnegative; moves[l, b] is the rate from state l to state b
-        (the diagonal is ignored; only ratios matter).
-    legal : (B, n) bool; states outside it are ignored (probability 0).
+    moves : (B, n, n) float array, nonnegative
+        ``moves[:, l, b]`` is the rate from state l to state b (the diagonal is ignored; only
+        ratios matter).
+    legal : (B, n) bool array
+        States outside it are ignored (probability 0).
 
     Returns
     -------
-    (B, n) array: sum over closed classes C of c_C pi_C, c_C proportional to 1 / ||pi_C||^2.
+    (B, n) float array
+        One distribution per chain.
+
+    Examples
+    --------
+    States 0 and 1 move to each other (rates 1 and 2), state 2 is absorbing: two closed classes,
+    :math:`\pi = (2/3, 1/3)` on {0, 1} and 1 on {2}, weighted 9/14 and 5/14.
+
+    >>> import numpy as np
+    >>> moves = np.array([[[0.0, 1.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 0.0]]])
+    >>> min_norm_stationary(moves, np.ones((1, 3), dtype=bool))
+    array([[0.42857143, 0.21428571, 0.35714286]])
     """
     B, n = legal.shape
     off_diagonal = ~np.eye(n, dtype=bool)

@@ -29,10 +29,16 @@ uses the functions here; the mathematics is the same as the default path's.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from labkit.tree import CHANCE
+
+if TYPE_CHECKING:
+    from labkit.efr.deviations import DeviationStructure
+    from labkit.tree import GameTree
 
 
 def sibling_rank(game):
@@ -96,9 +102,30 @@ def sibling_rank(game):
     return cache["sibling_rank"]
 
 
-def depth_first_order(game):
+def depth_first_order(game: GameTree) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Pre-order position of every history in a depth-first walk that takes each node's
-    children in the definition's order (`sibling_rank`; cached on the game)."""
+    children in the definition's order (`sibling_rank`; cached on the game).
+
+    Parameters
+    ----------
+    game : GameTree
+        A compiled game.
+
+    Returns
+    -------
+    preorder : (num_histories,) int64 array
+        The position of each history in the walk (the root is 0).
+    num_children : (num_histories,) int64 array
+        The number of children of each history.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> preorder, num_children = depth_first_order(kuhn)
+    >>> preorder[:4].tolist(), num_children[:2].tolist()     # the root, then its three deals
+    ([0, 1, 20, 39], [3, 2])
+    """
     cache = game.__dict__.setdefault("_efr_paper_cache", {})
     if "preorder" not in cache:
         H = game.num_histories
@@ -124,12 +151,37 @@ def depth_first_order(game):
     return cache["preorder"], cache["num_children"]
 
 
-def counterfactual_values(game, profile, player):
-    """q(I, a), v(I) and "reached by the others" for `player`'s infosets (step 1 of the module).
+def counterfactual_values(game: GameTree, profile: NDArray[np.float64],
+                          player: int) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.bool_]]:
+    r"""The counterfactual values :math:`q(I, a) = \sum_{h \in I} v(ha)` and
+    :math:`v(I) = \sum_{h \in I} v(h)` of `player`'s infosets, and whether the others reach them
+    (step 1 of the module docstring: every sum in the authors' order).
+
+    Parameters
+    ----------
+    game : GameTree
+        A compiled game.
+    profile : (num_infosets, num_actions) float array
+        Every player's behavioral strategy.
+    player : int
+        The player whose values are computed.
 
     Returns
     -------
-    q : (I, A) array, v : (I,) array, reached : (I,) bool
+    q : (num_infosets, num_actions) float array
+        0 for the other players' infosets.
+    v : (num_infosets,) float array
+    reached : (num_infosets,) bool array
+        Whether chance and the others reach some history of the infoset with positive probability.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> uniform = kuhn.legal_mask / kuhn.legal_mask.sum(axis=1, keepdims=True)
+    >>> q, v, reached = counterfactual_values(kuhn, uniform, 0)
+    >>> q[0].round(4), round(float(v[0]), 4), int(reached.sum())
+    (array([-0.4167, -0.1667]), -0.2917, 6)
     """
     g = game
     H, A = g.num_histories, g.num_actions
@@ -182,9 +234,38 @@ def counterfactual_values(game, profile, player):
     return q, v, reached
 
 
-def immediate_regrets(game, structure, q, v, probs):
-    """(I, S): rho(phi) = -v(I) + sum_a q(I, phi(a)) pi(a | I), summed over the actions in order
-    (illegal actions add exact zeros); 0 on slots of illegal transformations."""
+def immediate_regrets(game: GameTree, structure: DeviationStructure, q: NDArray[np.float64],
+                      v: NDArray[np.float64], probs: NDArray[np.float64]) -> NDArray[np.float64]:
+    r"""The immediate regret of every transformation slot,
+    :math:`\rho(\phi) = -v(I) + \sum_a q(I, \phi(a))\, \pi(a \mid I)`, summed over the actions
+    in order (illegal actions add exact zeros); 0 on slots of illegal transformations.
+
+    Parameters
+    ----------
+    game : GameTree
+        A compiled game.
+    structure : DeviationStructure
+        The deviation type's slots (external ones first, then internal ``a * A + b``).
+    q : (I, A) float array
+    v : (I,) float array
+        From `counterfactual_values`.
+    probs : (I, A) float array
+        The learner's strategy.
+
+    Returns
+    -------
+    (I, S) float array
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> from labkit.efr import deviation_structure
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> uniform = kuhn.legal_mask / kuhn.legal_mask.sum(axis=1, keepdims=True)
+    >>> q, v, _ = counterfactual_values(kuhn, uniform, 0)
+    >>> immediate_regrets(kuhn, deviation_structure(kuhn, "cf"), q, v, uniform)[0]   # q(I, b) - v(I)
+    array([-0.125,  0.125])
+    """
     g, st = game, structure
     A = g.num_actions
     parts = []
@@ -211,21 +292,51 @@ def immediate_regrets(game, structure, q, v, probs):
     return np.concatenate(parts, axis=1)
 
 
-def sequential_products(factors):
-    """Row products of a (R, k) array, multiplied left to right."""
+def sequential_products(factors: NDArray[np.float64]) -> NDArray[np.float64]:
+    r"""Row products of a (R, k) array, multiplied left to right:
+    :math:`(\cdots((1 \cdot f_{r1}) f_{r2}) \cdots) f_{rk}`.
+
+    Parameters
+    ----------
+    factors : (R, k) float array
+
+    Returns
+    -------
+    (R,) float array
+
+    Examples
+    --------
+    >>> sequential_products(np.array([[0.5, 2.0, 3.0], [1.0, 1.0, 0.25]]))
+    array([3.  , 0.25])
+    """
     product = np.ones(factors.shape[0])
     for column in factors.T:
         product = product * column
     return product
 
 
-def sequential_segment_sums(terms, starts):
+def sequential_segment_sums(terms: NDArray[np.float64], starts: NDArray[np.int64]) -> NDArray[np.float64]:
     """Sums of consecutive row segments of `terms` (segment s = rows starts[s]..starts[s+1]-1),
     added top to bottom, starting from 0 as a running sum would.
 
     The segments are padded with trailing zeros to a common length (x + 0 = x, so the padding
     changes no bit) and summed by ``np.add.accumulate``, which runs left to right; np.sum and
     np.add.reduceat may sum pairwise instead.
+
+    Parameters
+    ----------
+    terms : (R, ...) float array
+    starts : (S,) int array
+        The first row of each segment, nondecreasing, from 0.
+
+    Returns
+    -------
+    (S, ...) float array
+
+    Examples
+    --------
+    >>> sequential_segment_sums(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 3]))
+    array([1., 5., 4.])
     """
     counts = np.diff(np.r_[starts, len(terms)])
     width = int(counts.max(initial=0))
@@ -462,19 +573,94 @@ def _legal_bytes(game):
     return cache["legal_bytes"]
 
 
-def accumulate_regrets_numpy(regrets, weight, rho, row_infoset, row_active):
-    """Step 3 in numpy, in place: ``regrets += weight[:, None] * rho[row_infoset] * row_active``."""
+def accumulate_regrets_numpy(regrets: NDArray[np.float64], weight: NDArray[np.float64], rho: NDArray[np.float64],
+                             row_infoset: NDArray[np.int64], row_active: NDArray[np.bool_]) -> None:
+    r"""Step 3 in numpy, in place: ``regrets += weight[:, None] * rho[row_infoset] * row_active``,
+    :math:`R[s, \phi] \mathrel{+}= w(s)\, \rho(I_s, \phi)` on the active slots.
+
+    Parameters
+    ----------
+    regrets : (R, S) float array
+        One row per (infoset, time-selection memory); changed in place.
+    weight : (R,) float array
+        The rows' time-selection weights of the round played.
+    rho : (I, S) float array
+        The immediate regrets (`immediate_regrets`).
+    row_infoset : (R,) int array
+        The infoset of each row.
+    row_active : (R, S) bool array
+        The slots each row keeps.
+
+    Examples
+    --------
+    >>> regrets = np.zeros((3, 2))
+    >>> rho = np.array([[1.0, -2.0], [0.5, 0.25]])              # two infosets' immediate regrets
+    >>> row_infoset, row_active = np.array([0, 0, 1]), np.ones((3, 2), dtype=bool)
+    >>> accumulate_regrets_numpy(regrets, np.array([1.0, 0.5, 2.0]), rho, row_infoset, row_active)
+    >>> regrets
+    array([[ 1. , -2. ],
+           [ 0.5, -1. ],
+           [ 1. ,  0.5]])
+    """
     regrets += weight[:, None] * rho[row_infoset] * row_active
 
 
-def positive_segment_sums_numpy(regrets, weight, starts):
-    """Step 4's weights in numpy: the time-selection-weighted positive regrets of each segment of
-    rows, summed top to bottom in `sequential_segment_sums`' order."""
+def positive_segment_sums_numpy(regrets: NDArray[np.float64], weight: NDArray[np.float64],
+                                starts: NDArray[np.int64]) -> NDArray[np.float64]:
+    r"""Step 4's weights in numpy: the time-selection-weighted positive regrets of each segment of
+    rows, :math:`y_\phi = \sum_s w(s) \max(R[s, \phi], 0)`, summed top to bottom in
+    `sequential_segment_sums`' order.
+
+    Parameters
+    ----------
+    regrets : (R, S) float array
+    weight : (R,) float array
+        The rows' time-selection weights for the next round.
+    starts : (B,) int array
+        The first row of each infoset's segment.
+
+    Returns
+    -------
+    (B, S) float array
+        The transformation weights of each infoset (`labkit.efr.fixed_point`).
+
+    Examples
+    --------
+    >>> regrets = np.array([[1.0, -2.0], [0.5, -1.0], [1.0, 0.5]])
+    >>> positive_segment_sums_numpy(regrets, np.ones(3), np.array([0, 2]))
+    array([[1.5, 0. ],
+           [1. , 0.5]])
+    """
     return sequential_segment_sums(weight[:, None] * np.maximum(regrets, 0.0), starts)
 
 
-def block_update_numpy(regrets, played_weight, rho, row_infoset, row_active, new_weight, starts):
-    """`block_update` in numpy (the reference the compiled loop equals bit for bit)."""
+def block_update_numpy(regrets: NDArray[np.float64], played_weight: NDArray[np.float64], rho: NDArray[np.float64],
+                       row_infoset: NDArray[np.int64], row_active: NDArray[np.bool_], new_weight: NDArray[np.float64],
+                       starts: NDArray[np.int64]) -> NDArray[np.float64]:
+    """`block_update` in numpy (the reference the compiled loop equals bit for bit):
+    `accumulate_regrets_numpy`, then `positive_segment_sums_numpy`.
+
+    Parameters
+    ----------
+    regrets, played_weight, rho, row_infoset, row_active
+        As for `accumulate_regrets_numpy` (`regrets` is changed in place).
+    new_weight, starts
+        As `weight` and `starts` of `positive_segment_sums_numpy`.
+
+    Returns
+    -------
+    (B, S) float array
+
+    Examples
+    --------
+    >>> regrets = np.zeros((3, 2))
+    >>> rho = np.array([[1.0, -2.0], [0.5, 0.25]])              # two infosets' immediate regrets
+    >>> row_infoset, row_active = np.array([0, 0, 1]), np.ones((3, 2), dtype=bool)
+    >>> block_update_numpy(regrets, np.array([1.0, 0.5, 2.0]), rho, row_infoset, row_active, np.ones(3),
+    ...                    np.array([0, 2]))
+    array([[1.5, 0. ],
+           [1. , 0.5]])
+    """
     accumulate_regrets_numpy(regrets, played_weight, rho, row_infoset, row_active)
     return positive_segment_sums_numpy(regrets, new_weight, starts)
 
@@ -498,8 +684,10 @@ class PlayerLayout:
         self.block_rows = np.array([b.start - first for b, _, _ in blocks] + [stop - first], dtype=np.int64)
         self.counts = [len(infosets) for _, infosets, _ in blocks]
         self.block_infosets = np.r_[0, np.cumsum(self.counts, dtype=np.int64)].astype(np.int64)
-        concat = (lambda parts: np.ascontiguousarray(np.concatenate(parts), dtype=np.int64)
-                  if parts else np.zeros(0, np.int64))
+
+        def concat(parts):
+            return np.ascontiguousarray(np.concatenate(parts), dtype=np.int64) if parts else np.zeros(0, np.int64)
+
         self.infosets = concat([infosets for _, infosets, _ in blocks])
         self.starts = concat([starts for _, _, starts in blocks])
         # per infoset (position), the slots active in any of its rows, ascending

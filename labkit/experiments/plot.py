@@ -1,50 +1,136 @@
-"""Heatmap of a tournament table, drawn like the paper's Figure E.5: rows are the learners,
-columns the opponents, with the avg column and avg row set apart by white lines."""
+r"""Figures of tournament tables: the heatmap of the paper's Figure E.5 (rows are the learners,
+columns the opponents, with the avg column and avg row set apart by white lines) and the learning
+curves of its Figures E.1-E.4, each variant's payoff averaged over its partners,
+
+.. math:: \bar u_r(t) = \frac{1}{C} \sum_{c=1}^{C} u_{r,c}(t)
+          \quad\text{or its running mean}\quad \frac{1}{t+1} \sum_{s=0}^{t} \bar u_r(s).
+
+matplotlib is imported only when a figure is drawn.
+"""
 from __future__ import annotations
 
+import os
 import textwrap
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from labkit.experiments.results import DEFAULT_DIGITS, UNITS, _label
+from labkit.experiments.results import DEFAULT_DIGITS, UNITS, TournamentResult, _label
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.image import AxesImage
 
 
 HEATMAP_FONT_SIZE = 7.5    # points: 10.4 px at 100 dpi, legible when the figure is shown at its size
 
 
-def cell_digits(values, units):
+def cell_digits(values: Any, units: str) -> int:
     """Decimals that keep every cell at most six characters wide: the paper's for mbb and win %,
-    for raw payoffs as many as the largest magnitude leaves room for (3, 2 or 1)."""
+    for raw payoffs as many as the largest magnitude leaves room for (3, 2 or 1).
+
+    Parameters
+    ----------
+    values : array_like of float
+        The table's cells.
+    units : {"mbb", "win%", "chips", "raw"}
+        Their units.
+
+    Returns
+    -------
+    int
+        The number of decimals.
+
+    Examples
+    --------
+    >>> cell_digits([[0.5, -12.25]], "raw"), cell_digits([[0.5, -1.25]], "raw"), cell_digits([[1.0]], "mbb")
+    (2, 3, 1)
+    """
     if units != "raw":
         return DEFAULT_DIGITS.get(units, 3)
     largest = float(np.max(np.abs(values))) if np.size(values) else 0.0
     return 3 if largest < 10 else 2 if largest < 100 else 1
 
 
-def save_heatmap(result, path, units=None, dpi=100):
-    """Write `result`'s heatmap to `path` (PNG) at the size it is meant to be shown."""
+def save_heatmap(result: TournamentResult, path: str | os.PathLike[str], units: str | None = None,
+                 dpi: int = 100) -> None:
+    """Write `result`'s heatmap to `path` (PNG) at the size it is meant to be shown.
+
+    Parameters
+    ----------
+    result : TournamentResult
+        The table.
+    path : str or path
+        The PNG file to write (no timestamp or software in its metadata, so the bytes depend only
+        on the table and matplotlib's version).
+    units : {"mbb", "win%", "chips", "raw"}, optional
+        Default the table's (the paper's for the game).
+    dpi : int, default 100
+        Pixels per inch.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from labkit.experiments import load_cached
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     save_heatmap(load_cached("tiny_hanabi_fixed"), Path(folder, "table.png"))
+    ...     print(Path(folder, "table.png").read_bytes()[1:4])
+    b'PNG'
+    """
     from matplotlib.figure import Figure     # no pyplot: leaves the caller's backend alone
     figure = Figure(figsize=heatmap_figsize(result), dpi=dpi, layout="constrained")
     heatmap(result, ax=figure.subplots(), units=units)
     figure.savefig(path, dpi=dpi, metadata={"Software": None})
 
 
-def heatmap_figsize(result, averages=True, width=7.4):
-    """(width, height) in inches for a heatmap of `result` shown at its size (at most 740 px wide
-    at 100 dpi, the text column of the book's pages)."""
+def heatmap_figsize(result: TournamentResult, averages: bool = True, width: float = 7.4) -> tuple[float, float]:
+    r"""(width, height) in inches for a heatmap of `result` shown at its size (at most 740 px wide
+    at 100 dpi, the text column of the book's pages).
+
+    Parameters
+    ----------
+    result : TournamentResult
+        The table.
+    averages : bool, default True
+        Whether the avg row and column are drawn.
+    width : float, default 7.4
+        The largest width: :math:`\min(\text{width}, 1.9 + 0.52\,\text{columns})` by
+        :math:`1.75 + 0.3\,\text{rows}`.
+
+    Returns
+    -------
+    (float, float)
+        Width and height in inches.
+
+    Examples
+    --------
+    >>> from labkit.experiments import load_cached
+    >>> heatmap_figsize(load_cached("leduc_fixed"))                 # 11 variants and the averages
+    (7.4, 5.35)
+    """
     rows = len(result.rows) + bool(averages)
     cols = len(result.columns) + bool(averages)
     width = min(width, 1.9 + 0.52 * cols)
     return width, 1.75 + 0.3 * rows
 
 
-def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=None, cmap=None, spread=None,
-            fontsize=HEATMAP_FONT_SIZE, title=None):
+def heatmap(result: TournamentResult, ax: Axes | None = None, units: str | None = None, averages: bool = True,
+            annotate: bool = True, digits: int | None = None, cmap: str | None = None, spread: float | None = None,
+            fontsize: float = HEATMAP_FONT_SIZE, title: str | None = None) -> AxesImage:
     """Draw `result` (a TournamentResult) on `ax` and return the AxesImage.
 
     Parameters
     ----------
-    units : "mbb", "win%", "chips" or "raw"; default the paper's units for the game.
+    result : TournamentResult
+        The table: rows are the learners, columns their opponents.
+    ax : matplotlib Axes, optional
+        Drawn on if given; else a new pyplot figure of `heatmap_figsize`.
+    units : {"mbb", "win%", "chips", "raw"}, optional
+        Default the paper's units for the game.
     averages : bool
         Append the avg column (row means) and avg row (column means).
     annotate : bool
@@ -57,6 +143,26 @@ def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=No
         Zero-sum units: distance from the centre at which the colours saturate. Default: the
         90th percentile of the distances, so that one extreme column (every variant against
         ACT_IN in Leduc) does not wash out the rest; the printed numbers are exact either way.
+    digits : int, optional
+        Decimals of the printed values; default `cell_digits`.
+    fontsize : float, default `HEATMAP_FONT_SIZE`
+        Points, for the cells (the labels and title are a little larger).
+    title : str, optional
+        Default the game, regime, number of rounds and units.
+
+    Returns
+    -------
+    matplotlib.image.AxesImage
+        The image (a colour bar is drawn beside it).
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from labkit.experiments import load_cached
+    >>> figure = Figure()
+    >>> image = heatmap(load_cached("leduc_fixed"), ax=figure.subplots())
+    >>> image.get_array().shape, len(figure.axes[0].texts)           # 11 variants and the averages
+    ((12, 12), 144)
     """
     import matplotlib.pyplot as plt
     from matplotlib.colors import Normalize, TwoSlopeNorm
@@ -70,8 +176,9 @@ def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=No
         low, high = float(values.min()), float(values.max())
         norm = Normalize(vmin=low, vmax=high if high > low else low + 1.0)
         cmap = cmap or "viridis"
-        # viridis is dark at its low end
-        dark_cell = lambda v: norm(v) < 0.45      # noqa: E731
+
+        def dark_cell(v: float) -> bool:
+            return bool(norm(v) < 0.45)           # viridis is dark at its low end
     else:
         centre = 50.0 if units == "win%" else 0.0
         if spread is None:
@@ -79,7 +186,9 @@ def heatmap(result, ax=None, units=None, averages=True, annotate=True, digits=No
         spread = float(spread) or 1.0
         norm = TwoSlopeNorm(vcenter=centre, vmin=centre - spread, vmax=centre + spread)
         cmap = cmap or "RdBu"
-        dark_cell = lambda v: abs(v - centre) > 0.6 * spread      # noqa: E731
+
+        def dark_cell(v: float) -> bool:
+            return bool(abs(v - centre) > 0.6 * spread)
     image = ax.imshow(values, cmap=cmap, norm=norm, aspect="auto")
     rows = [_label(r) for r in result.rows] + (["avg"] if averages else [])
     cols = [_label(c) for c in result.columns] + (["avg"] if averages else [])
@@ -133,19 +242,61 @@ PANELS = (("act_in", "cf", "cf_in", "cf_ex+in"), ("bps", "cfps", "csps", "tips",
 CURVE_KINDS = ("running", "instantaneous")
 
 
-def partner_average(result, units=None, running=True):
-    """(rows, rounds) array: each row variant's payoff averaged over all column variants (itself
-    included), round by round (``running=False``, Figures E.2/E.4) or as the running mean over
-    rounds 0..t (``running=True``, Figures E.1/E.3), in `units` (default the paper's)."""
+def partner_average(result: TournamentResult, units: str | None = None, running: bool = True) -> NDArray[np.float64]:
+    r"""Each row variant's payoff averaged over all column variants (itself included), round by
+    round, :math:`\bar u_r(t) = \frac{1}{C} \sum_c u_{r,c}(t)` (``running=False``, Figures
+    E.2/E.4), or its running mean :math:`\frac{1}{t+1} \sum_{s \le t} \bar u_r(s)`
+    (``running=True``, Figures E.1/E.3).
+
+    Parameters
+    ----------
+    result : TournamentResult
+        A table with its per-round payoffs.
+    units : {"mbb", "win%", "chips", "raw"}, optional
+        Default the paper's for the game.
+    running : bool, default True
+        The running mean instead of each round's value.
+
+    Returns
+    -------
+    (rows, rounds) float array
+
+    Examples
+    --------
+    >>> from labkit.experiments import load_cached
+    >>> leduc = load_cached("leduc_fixed")
+    >>> partner_average(leduc).shape
+    (11, 500)
+    >>> partner_average(leduc, running=False)[0, :3].round(1)         # ACT_IN's first rounds, mbb
+    array([    0. ,  -402.5, -1480.9])
+    """
     values = result.per_round_array(units or result.units).mean(axis=1)
     if running:
         values = np.cumsum(values, axis=1) / np.arange(1, result.rounds + 1)
     return values
 
 
-def panels_for(rows):
-    """The paper's panels restricted to `rows` (empty panels dropped; a game whose rows fit none,
-    e.g. tiny Hanabi's three, gets one panel of all its rows)."""
+def panels_for(rows: Sequence[str]) -> list[tuple[str, ...]]:
+    """The paper's panels (`PANELS`) restricted to `rows`.
+
+    Parameters
+    ----------
+    rows : sequence of str
+        The variants of a table.
+
+    Returns
+    -------
+    list of tuple of str
+        Empty panels dropped; a game whose rows fit none (tiny Hanabi's three, which fit only
+        part of the first) gets one panel of all its rows.
+
+    Examples
+    --------
+    >>> panels_for(["cf", "cf_in", "bhv"])
+    [('cf', 'cf_in'), ('bhv',)]
+    >>> panels_for(["cf", "cf_in", "cf_ex+in"])
+    [('cf', 'cf_in', 'cf_ex+in')]
+    """
     chosen = [tuple(n for n in panel if n in rows) for panel in PANELS]
     chosen = [panel for panel in chosen if panel]
     covered = {n for panel in chosen for n in panel}
@@ -154,19 +305,50 @@ def panels_for(rows):
     return chosen
 
 
-def curves(result, axes=None, kind="running", units=None, title=None, legend=True):
-    """Draw the paper's Figure E.1-E.4 panels for one game and regime on `axes` (one per panel,
-    see `panels_for`; a new row of subplots if None); returns the axes.
+def curves(result: TournamentResult, axes: Any = None, kind: str = "running", units: str | None = None,
+           title: str | None = None, legend: bool = True) -> list[Axes]:
+    """Draw the paper's Figure E.1-E.4 panels for one game and regime (`partner_average`).
 
-    kind : "running" (running mean of the partner-averaged payoff, Figures E.1/E.3) or
-        "instantaneous" (the partner-averaged payoff of each round, E.2/E.4).
+    Parameters
+    ----------
+    result : TournamentResult
+        A table with its per-round payoffs.
+    axes : sequence or array of matplotlib Axes, optional
+        One per panel (`panels_for`); a new pyplot row of subplots if None.
+    kind : {"running", "instantaneous"}
+        The running mean of the partner-averaged payoff (Figures E.1/E.3) or the
+        partner-averaged payoff of each round (E.2/E.4).
+    units : {"mbb", "win%", "chips", "raw"}, optional
+        Default the paper's for the game.
+    title : str, optional
+        The figure's title.
+    legend : bool, default True
+        Draw a legend in every panel.
+
+    Returns
+    -------
+    list of matplotlib Axes
+        The panels, all on one y scale.
+
+    Raises
+    ------
+    ValueError
+        For an unknown `kind`, or when the number of axes is not the number of panels.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> from labkit.experiments import load_cached
+    >>> axes = curves(load_cached("leduc_fixed"), axes=Figure().subplots(1, 3))
+    >>> [len(ax.get_lines()) for ax in axes]
+    [4, 5, 4]
     """
     import matplotlib.pyplot as plt
 
     if kind not in CURVE_KINDS:
         raise ValueError(f"kind must be one of {CURVE_KINDS}, got {kind!r}")
     units = units or result.units
-    values = dict(zip(result.rows, partner_average(result, units, running=kind == "running")))
+    values = dict(zip(result.rows, partner_average(result, units, running=kind == "running"), strict=True))
     panels = panels_for(result.rows)
     if axes is None:
         _, axes = plt.subplots(1, len(panels), figsize=(2.5 * len(panels) + 0.6, 2.6), sharey=True,
@@ -177,7 +359,7 @@ def curves(result, axes=None, kind="running", units=None, title=None, legend=Tru
         raise ValueError(f"{result.game} has {len(panels)} panels; got {len(axes)} axes")
     label = UNITS[units][1] if units != "raw" else "payoff"
     t = np.arange(result.rounds)
-    for ax, panel in zip(axes, panels):
+    for ax, panel in zip(axes, panels, strict=True):
         for name in panel:
             color, style = VARIANT_STYLES.get(name, ("0.3", "-"))
             ax.plot(t, values[name], linestyle=style, color=color, linewidth=1.3 if kind == "running" else 0.8,
@@ -200,7 +382,7 @@ AXIS_LABELS = {"mbb": "payoff (mbb)", "win%": "win %", "chips": "payoff (chips)"
 FIGURE_FONT_SIZE = 7.5     # points: 10 px at the column's width, like the heatmaps
 
 
-def panel_columns(rows):
+def panel_columns(rows: Sequence[str]) -> list[tuple[int, tuple[str, ...]]]:
     """The paper's panels for a table's rows, each with the column it takes in Figures E.1-E.4.
 
     Parameters
@@ -229,7 +411,8 @@ def panel_columns(rows):
     return placed
 
 
-def appendix_figure(results, titles, kind="running", figure=None, row_height=1.45, width=7.4):
+def appendix_figure(results: Sequence[TournamentResult], titles: Sequence[str], kind: str = "running",
+                    figure: Figure | None = None, row_height: float = 1.45, width: float = 7.4) -> Figure:
     """The layout of the paper's Figures E.1-E.4: one row per game, three columns of panels
     (`PANELS`: action and counterfactual learners; partial sequence learners with BHV; internal
     against EX+IN), each variant's payoff averaged over all its partners, every round t = 0..T-1.
@@ -280,10 +463,10 @@ def appendix_figure(results, titles, kind="running", figure=None, row_height=1.4
     if figure is None:
         figure = Figure(figsize=(width, row_height * len(results) + 0.9), dpi=100, layout="constrained")
     axes = figure.subplots(len(results), len(PANELS), sharex=True, squeeze=False)
-    handles = [{} for _ in PANELS]            # column -> variant -> line, for the legends
+    handles: list[dict[str, Any]] = [{} for _ in PANELS]            # column -> variant -> line, for the legends
     font = FIGURE_FONT_SIZE
-    for row, result, title in zip(axes, results, titles):
-        values = dict(zip(result.rows, partner_average(result, running=kind == "running")))
+    for row, result, title in zip(axes, results, titles, strict=True):
+        values = dict(zip(result.rows, partner_average(result, running=kind == "running"), strict=True))
         placed = panel_columns(result.rows)
         t = np.arange(result.rounds)
         for column, panel in placed:

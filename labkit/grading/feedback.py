@@ -15,23 +15,59 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from labkit.grading import render
 
 PRIVATE_FLAGS = ("same answers as",)         # instructor-only findings: never in a student's feedback
 
 
-def code_by_part(exercise, answers):
-    """{part: [source of each answer cell]} from a notebook's answers {slot: [sources]}."""
+def code_by_part(exercise: Any, answers: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """{part: [source of each answer cell]} from a notebook's answers {slot: [sources]}.
+
+    Parameters
+    ----------
+    exercise : Exercise
+        Its ``cells`` (``role``, ``slot``, ``part``) map answer slots to parts.
+    answers : mapping {slot: list of str}
+        The notebook's answer cells; a slot of no answer cell keeps its own name.
+
+    Returns
+    -------
+    dict {part: list of str}
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Cell
+    >>> exercise = Cell(cells=[Cell(role="answer", slot="27.4(a) code", part="27.4(a)")])
+    >>> code_by_part(exercise, {"27.4(a) code": ["x = 1"], "extra": ["y = 2"]})
+    {'27.4(a)': ['x = 1'], 'extra': ['y = 2']}
+    """
     slot_part = {c.slot: c.part for c in exercise.cells if c.role == "answer"}
-    out = {}
+    out: dict[str, list[str]] = {}
     for slot, sources in answers.items():
         out.setdefault(slot_part.get(slot, slot), []).extend(sources)
     return out
 
 
-def student_flags(result):
-    """The notes on a result that its student may read."""
+def student_flags(result: Mapping[str, Any]) -> list[str]:
+    """The notes on a result that its student may read (`PRIVATE_FLAGS` left out).
+
+    Parameters
+    ----------
+    result : dict
+        A graded result.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> student_flags({"flags": ["same answers as bob", "handed in late"]})
+    ['handed in late']
+    """
     return [f for f in result.get("flags", []) if not any(p in f for p in PRIVATE_FLAGS)]
 
 
@@ -73,9 +109,34 @@ def _total_line(result):
 # ------------------------------------------------------------ HTML
 
 
-def feedback_html(result):
-    """The student's feedback as one HTML page."""
-    esc = lambda t, n=1000: html.escape(_clean(t, n))      # noqa: E731
+def feedback_html(result: Mapping[str, Any]) -> str:
+    """The student's feedback as one HTML page (module docstring).
+
+    Parameters
+    ----------
+    result : dict
+        A result, graded or not.
+
+    Returns
+    -------
+    str
+        A self-contained page; the student's own text is escaped and no other student is named.
+
+    Examples
+    --------
+    >>> result = {"student": "jane", "exercise": "27.4", "score": 1.0, "max_score": 2.0,
+    ...           "parts": [{"part": "27.4(a)", "verdict": "pass", "points": 1.0, "max_points": 1.0, "hints": []},
+    ...                     {"part": "27.4(b)", "verdict": "fail", "points": 0.0, "max_points": 1.0,
+    ...                      "hints": ["check <b>the sum</b>"]}],
+    ...           "code": {"27.4(a)": ["x = 1"]}, "flags": ["same answers as bob", "late"]}
+    >>> page = feedback_html(result)
+    >>> "check &lt;b&gt;the sum&lt;/b&gt;" in page, "bob" in page, "late" in page
+    (True, False, True)
+    """
+
+    def esc(t: Any, n: int = 1000) -> str:
+        return html.escape(_clean(t, n))
+
     title = f"Feedback: {_clean(result['student'], 120)}"
     body = [f"<h1>{html.escape(title)}</h1>"]
     if not _counts(result):
@@ -119,7 +180,8 @@ def _written_html(w):
     esc = lambda t: html.escape(_clean(t))        # noqa: E731
     state = "graded" if "points" in w else "by hand"
     out = [f"<section class=\"part\" id=\"{_anchor(w['part'])}\"><header><h3>{esc(w['part'])}</h3>"
-           f"<span class=\"verdict hand\">{state}</span><span class=\"points\">{_written_points(w)} points</span></header>"]
+           f"<span class=\"verdict hand\">{state}</span>"
+           f"<span class=\"points\">{_written_points(w)} points</span></header>"]
     out.append(f"<div class=\"answer\">{render.markdown(w.get('text', ''))}</div>" if w.get("answered")
                else "<p class=\"lead\">Left blank.</p>")
     if w.get("comment"):
@@ -164,8 +226,53 @@ def _fence(source):
     return f"{fence}python\n{source.rstrip()}\n{fence}"
 
 
-def feedback_markdown(result):
-    """The student's feedback as Markdown (code fenced, nothing escaped with backslashes)."""
+def feedback_markdown(result: Mapping[str, Any]) -> str:
+    """The student's feedback as Markdown (code fenced, nothing escaped with backslashes).
+
+    Parameters
+    ----------
+    result : dict
+        A result, graded or not.
+
+    Returns
+    -------
+    str
+        Markdown in which ``<`` of text the student controls is an entity.
+
+    Examples
+    --------
+    >>> result = {"student": "jane", "exercise": "27.4", "score": 1.0, "max_score": 2.0,
+    ...           "parts": [{"part": "27.4(a)", "verdict": "pass", "points": 1.0, "max_points": 1.0, "hints": []},
+    ...                     {"part": "27.4(b)", "verdict": "fail", "points": 0.0, "max_points": 1.0,
+    ...                      "hints": ["check <b>the sum</b>"]}],
+    ...           "code": {"27.4(a)": ["x = 1"]}, "flags": ["same answers as bob", "late"]}
+    >>> print(feedback_markdown(result))
+    # Feedback: jane
+    <BLANKLINE>
+    Exercise 27.4: 1 / 2 points checked by the grader.
+    <BLANKLINE>
+    | part | result | points |
+    |---|---|---|
+    | 27.4(a) | pass | 1 / 1 |
+    | 27.4(b) | fail | 0 / 1 |
+    <BLANKLINE>
+    ## 27.4(a): pass, 1 / 1
+    <BLANKLINE>
+    ```python
+    x = 1
+    ```
+    <BLANKLINE>
+    ## 27.4(b): fail, 0 / 1
+    <BLANKLINE>
+    No code in the answer cell.
+    <BLANKLINE>
+    - check &lt;b>the sum&lt;/b>
+    <BLANKLINE>
+    ## Notes
+    <BLANKLINE>
+    - late
+    <BLANKLINE>
+    """
     lines = [f"# Feedback: {_md(result['student'], 120)}", ""]
     if not _counts(result):
         lines += [f"Exercise {_md(result.get('exercise') or '?')}: **not graded**.", "",

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import collections
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 LMS_NAMES = ("canvas", "moodle")
 
@@ -41,7 +43,32 @@ _COPY_SUFFIX = re.compile(r"-\d+(?=\.ipynb$)")      # Canvas: a second file of t
 
 @dataclass
 class Identity:
-    """What a downloaded file's path says about who handed it in (fields None when not known)."""
+    """What a downloaded file's path says about who handed it in (fields None when not known).
+
+    Attributes
+    ----------
+    lms : {"canvas", "moodle"} or None
+        The LMS whose names the path has.
+    name : str or None
+        Moodle's full name, or Canvas's squashed sortable name.
+    login : str or None
+        Canvas: the squashed sortable name, e.g. ``"smithjane"``.
+    user_id : str or None
+        Canvas: the user id (the gradebook's ID column).
+    submission_id : str or None
+        Canvas: the attachment id.
+    participant : str or None
+        Moodle: the participant id of the assignment.
+    late : bool
+        Canvas marks late submissions in the name.
+    filename : str or None
+        The file name as the student uploaded it.
+
+    Examples
+    --------
+    >>> canvas_name("smithjane_late_4321_999_lab15.ipynb").late
+    True
+    """
     lms: str | None = None              # "canvas", "moodle" or None
     name: str | None = None             # Moodle's full name, or Canvas's squashed sortable name
     login: str | None = None            # Canvas: the squashed sortable name, e.g. "smithjane"
@@ -51,12 +78,41 @@ class Identity:
     late: bool = False                  # Canvas marks late submissions in the name
     filename: str | None = None         # the file name as the student uploaded it
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a dict (for the grades' JSON).
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> Identity("moodle", "Jane Smith", participant="12345").as_dict()["participant"]
+        '12345'
+        """
         return asdict(self)
 
 
-def canvas_name(filename):
-    """The `Identity` in a Canvas download name, or None if `filename` is not one."""
+def canvas_name(filename: str) -> Identity | None:
+    """The `Identity` in a Canvas download name, or None if `filename` is not one.
+
+    Parameters
+    ----------
+    filename : str
+        ``<name>[_late]_<user id>_<attachment id>_<file name as uploaded>``.
+
+    Returns
+    -------
+    Identity or None
+
+    Examples
+    --------
+    >>> found = canvas_name("smithjane_4321_999_lab15.ipynb")
+    >>> found.login, found.user_id, found.submission_id, found.filename
+    ('smithjane', '4321', '999', 'lab15.ipynb')
+    >>> canvas_name("lab15.ipynb") is None
+    True
+    """
     m = _CANVAS.match(filename)
     if m is None:
         return None
@@ -65,8 +121,24 @@ def canvas_name(filename):
                     filename=m["file"])
 
 
-def moodle_name(part):
-    """The `Identity` in a Moodle folder name (or file name prefix), or None if `part` is not one."""
+def moodle_name(part: str) -> Identity | None:
+    """The `Identity` in a Moodle folder name (or file name prefix), or None if `part` is not one.
+
+    Parameters
+    ----------
+    part : str
+        ``<Full Name>_<participant id>_assignsubmission_<plugin>_[file name]``.
+
+    Returns
+    -------
+    Identity or None
+
+    Examples
+    --------
+    >>> found = moodle_name("Jane Smith_12345_assignsubmission_file_")
+    >>> found.name, found.participant, found.filename
+    ('Jane Smith', '12345', None)
+    """
     m = _MOODLE.match(part)
     if m is None:
         return None
@@ -74,7 +146,7 @@ def moodle_name(part):
     return Identity("moodle", name, participant=m["participant"], filename=m["file"] or None)
 
 
-def identity(path, root=None, lms=None):
+def identity(path: str | Path, root: str | Path | None = None, lms: str | None = None) -> Identity:
     """The `Identity` of a submission from its path below `root` (the folder given to the grader).
 
     Parameters
@@ -86,6 +158,20 @@ def identity(path, root=None, lms=None):
     lms : {"canvas", "moodle", None}
         Read the names as this LMS's; None tries both (a name that fits neither gives an
         `Identity` with ``lms=None``).
+
+    Returns
+    -------
+    Identity
+        At least the file name.
+
+    Examples
+    --------
+    >>> found = identity("class/Jane Smith_12345_assignsubmission_file_/lab15.ipynb", "class")
+    >>> found.lms, found.name, found.filename
+    ('moodle', 'Jane Smith', 'lab15.ipynb')
+    >>> identity("class/jane/lab15.ipynb", "class")
+    Identity(lms=None, name=None, login=None, user_id=None, submission_id=None, participant=None, late=False,
+             filename='lab15.ipynb')
     """
     path = Path(path)
     parts = path.relative_to(root).parts if root is not None and _below(path, root) else path.parts
@@ -111,11 +197,28 @@ def _below(path, root):
         return False
 
 
-def detect(paths_and_roots):
+def detect(paths_and_roots: Iterable[tuple[str | Path, str | Path | None]]) -> str | None:
     """The LMS most of the notebooks' names come from ("canvas", "moodle"), or None.
 
-    `paths_and_roots` is a list of (path, root) pairs as `labkit.grading.intake.find_notebooks`
-    gives them. A layout counts when at least half of the notebooks fit it."""
+    A layout counts when at least half of the notebooks fit it (Moodle's is tried first: a Moodle
+    file name can also look like a Canvas one).
+
+    Parameters
+    ----------
+    paths_and_roots : iterable of (path, root)
+        As `labkit.grading.intake.find_notebooks` gives them.
+
+    Returns
+    -------
+    {"canvas", "moodle"} or None
+
+    Examples
+    --------
+    >>> detect([("class/smithjane_4321_999_lab15.ipynb", "class"), ("class/notes.ipynb", "class")])
+    'canvas'
+    >>> detect([]) is None
+    True
+    """
     pairs = list(paths_and_roots)
     if not pairs:
         return None
@@ -126,8 +229,23 @@ def detect(paths_and_roots):
     return None
 
 
-def original_filename(path, root=None, lms=None):
-    """The file name the student uploaded (the LMS prefix and Canvas's ``-N`` copy suffix removed)."""
+def original_filename(path: str | Path, root: str | Path | None = None, lms: str | None = None) -> str:
+    """The file name the student uploaded (the LMS prefix and Canvas's ``-N`` copy suffix removed).
+
+    Parameters
+    ----------
+    path, root, lms
+        As for `identity`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> original_filename("class/smithjane_4321_999_lab15-1.ipynb", "class")
+    'lab15.ipynb'
+    """
     name = identity(path, root, lms).filename or Path(path).name
     return _COPY_SUFFIX.sub("", name)
 
@@ -135,9 +253,31 @@ def original_filename(path, root=None, lms=None):
 # ------------------------------------------------------------ which assignment a notebook was for
 
 
-def named_exercise(name, exercises):
+def named_exercise(name: str, exercises: Mapping[str, Any]) -> str | None:
     """The exercise a folder or file name names (its slug, or its number such as ``27_4``,
-    ``27.4`` or ``lab15``), or None when it names none or several."""
+    ``27.4`` or ``lab15``), or None when it names none or several.
+
+    Parameters
+    ----------
+    name : str
+        A folder or file name.
+    exercises : mapping {number: exercise}
+        The exercises (objects with a ``slug``).
+
+    Returns
+    -------
+    str or None
+        The exercise's number.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> exercises = {"L15": SimpleNamespace(slug="lab15-poker"), "27.4": SimpleNamespace(slug="27-4-regret")}
+    >>> named_exercise("Lab 15 submissions", exercises), named_exercise("27_4", exercises)
+    ('L15', '27.4')
+    >>> named_exercise("misc", exercises) is None
+    True
+    """
     lowered = name.lower()
     found = set()
     for number, ex in exercises.items():
@@ -150,11 +290,39 @@ def named_exercise(name, exercises):
     return found.pop() if len(found) == 1 else None
 
 
-def student_folders(root, parts, exercises):
-    """The folders of a path below the class folder `root` (`parts`: the path's parts below it)
-    that may name a student: assignment folders at the top are left out. A folder is an
-    assignment's when it names an exercise, is not a Moodle student's folder, and holds LMS
-    download names or more than one entry (a student's own folder ``jane-27_4/`` holds one)."""
+def student_folders(root: str | Path, parts: Sequence[str], exercises: Mapping[str, Any]) -> list[str]:
+    """The folders of a path below the class folder `root` that may name a student: assignment
+    folders at the top are left out.
+
+    A folder is an assignment's when it names an exercise (`named_exercise`), is not a Moodle
+    student's folder, and holds LMS download names or more than one entry (a student's own folder
+    ``jane-27_4/`` holds one).
+
+    Parameters
+    ----------
+    root : str or Path
+        The class folder.
+    parts : sequence of str
+        The path's parts below it, the file last.
+    exercises : mapping {number: exercise}
+        The exercises (objects with a ``slug``).
+
+    Returns
+    -------
+    list of str
+        Folder names, outermost first.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from types import SimpleNamespace
+    >>> exercises = {"L15": SimpleNamespace(slug="lab15-poker")}
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     for student in ("jane", "bo"):
+    ...         Path(root, "lab15", student).mkdir(parents=True)
+    ...     print(student_folders(root, ["lab15", "jane", "answers.ipynb"], exercises))
+    ['jane']
+    """
     parts, at = list(parts), Path(root)
     while len(parts) > 1 and moodle_name(parts[0]) is None and named_exercise(parts[0], exercises) is not None:
         inside = parts[1]
@@ -168,9 +336,33 @@ def student_folders(root, parts, exercises):
     return parts[:-1]
 
 
-def assignment_folder(path, root, exercises):
+def assignment_folder(path: str | Path, root: str | Path,
+                      exercises: Mapping[str, Any]) -> tuple[Path, str] | tuple[None, None]:
     """The folder (below `root`, or `root` itself) nearest to `path` whose name names an
-    exercise, and that exercise: (folder, number), or (None, None)."""
+    exercise (Moodle students' folders left out), and that exercise.
+
+    Parameters
+    ----------
+    path : str or Path
+        A notebook below `root`.
+    root : str or Path
+        The class folder.
+    exercises : mapping {number: exercise}
+        The exercises (objects with a ``slug``).
+
+    Returns
+    -------
+    (Path, str) or (None, None)
+        The folder and the exercise's number.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> exercises = {"L15": SimpleNamespace(slug="lab15-poker")}
+    >>> folder, number = assignment_folder("class/lab15/jane.ipynb", "class", exercises)
+    >>> folder.as_posix(), number
+    ('class/lab15', 'L15')
+    """
     path, root = Path(path), Path(root)
     folders = [root] + [root.joinpath(*path.relative_to(root).parts[:k])
                         for k in range(1, len(path.relative_to(root).parts))]
@@ -183,7 +375,8 @@ def assignment_folder(path, root, exercises):
     return None, None
 
 
-def assignments(intakes, roots, exercises, lms=None, expected=None):
+def assignments(intakes: Sequence[Any], roots: Mapping[str, str | None], exercises: Mapping[str, Any],
+                lms: str | None = None, expected: str | None = None) -> dict[str, str | None]:
     """{intake path: the exercise it was handed in for, or None when nothing says}.
 
     Parameters
@@ -202,8 +395,24 @@ def assignments(intakes, roots, exercises, lms=None, expected=None):
     least half of its students handed in (one, usually; several when the assignment asks for several
     notebooks); a notebook of any other exercise was handed in for the first of them its student
     did not hand in (and for nothing, so it is graded as what it is, when the student handed in them all).
+
+    Returns
+    -------
+    dict {intake path: exercise number or None}
+
+    Examples
+    --------
+    Two notebooks in a folder ``lab15/``, one of them the notebook of another exercise:
+
+    >>> from types import SimpleNamespace
+    >>> exercises = {"L15": SimpleNamespace(slug="lab15-poker"), "27.4": SimpleNamespace(slug="27-4-regret")}
+    >>> jane = SimpleNamespace(path="class/lab15/jane.ipynb", exercise="27.4", student="jane")
+    >>> bo = SimpleNamespace(path="class/lab15/bo.ipynb", exercise="L15", student="bo")
+    >>> assignments([jane, bo], {jane.path: "class", bo.path: "class"}, exercises)
+    {'class/lab15/jane.ipynb': 'L15', 'class/lab15/bo.ipynb': 'L15'}
     """
-    out, groups = {}, collections.defaultdict(list)
+    out: dict[str, str | None] = {}
+    groups: dict[str, list[Any]] = collections.defaultdict(list)
     for intake in intakes:
         root = roots.get(intake.path)
         if expected is not None:
@@ -240,11 +449,41 @@ def _student_key(intake, root, lms):
     return ident.user_id or ident.participant or intake.student
 
 
-def refuse_wrong_exercise(intakes, handed_in_for, exercises):
+def refuse_wrong_exercise(intakes: Sequence[Any], handed_in_for: Mapping[str, str | None],
+                          exercises: Mapping[str, Any]) -> list[Any]:
     """Make every notebook handed in for another exercise than it is not gradable, with a message
-    for the student (in place). It then counts for the assignment, with that exercise's maximum,
-    and earns nothing there; it is not graded as the exercise it is. A file that could not be read
-    counts for its assignment too. Returns the notebooks refused."""
+    for the student (in place).
+
+    It then counts for the assignment, with that exercise's maximum, and earns nothing there; it
+    is not graded as the exercise it is. A file that could not be read counts for its assignment
+    too.
+
+    Parameters
+    ----------
+    intakes : sequence of labkit.grading.intake.Intake
+        The notebooks as read (``path``, ``exercise`` and ``error`` are used; the last two are set).
+    handed_in_for : mapping {intake path: exercise number or None}
+        As `assignments` gives it.
+    exercises : mapping {number: exercise}
+        The exercises (``number``, ``title`` and ``filename``, for the message).
+
+    Returns
+    -------
+    list
+        The notebooks refused.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> exercises = {"L15": SimpleNamespace(number="L15", title="Poker bots", filename="lab15.ipynb"),
+    ...              "27.4": SimpleNamespace(number="27.4", title="Regret", filename="27_4.ipynb")}
+    >>> jane = SimpleNamespace(path="jane.ipynb", exercise="27.4", error=None)
+    >>> [i.path for i in refuse_wrong_exercise([jane], {"jane.ipynb": "L15"}, exercises)], jane.exercise
+    (['jane.ipynb'], 'L15')
+    >>> print(jane.error)
+    this notebook is exercise 27.4 (Regret), but it was handed in for exercise L15 (Poker bots): it earns no
+    points there. Hand in the notebook of exercise L15 (lab15.ipynb).
+    """
     refused = []
     for intake in intakes:
         target = handed_in_for.get(intake.path)

@@ -65,29 +65,89 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 ul.hints { margin: .5rem 0 0; padding-left: 1.2rem; } ul.hints li { margin: .2rem 0; }
 .note { background: #fff8c5; border: 1px solid #d4a72c66; border-radius: 6px; padding: .6rem .9rem; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(22rem, 1fr)); gap: 1rem; }
-.card { border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; background: #fff; overflow-wrap: anywhere; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; background: #fff;
+        overflow-wrap: anywhere; }
 .card h4 { margin: 0; font-size: .95rem; } .card .row { margin: 0 0 .5rem; color: var(--muted); font-size: .85rem; }
 .card.blank { background: var(--soft); color: var(--muted); }
-details.model { background: #ddf4ff; border: 1px solid #54aeff66; border-radius: 8px; padding: .6rem 1rem; margin: .6rem 0 1rem; }
+details.model { background: #ddf4ff; border: 1px solid #54aeff66; border-radius: 8px; padding: .6rem 1rem;
+                margin: .6rem 0 1rem; }
 .prompt { border-left: 3px solid var(--line); padding-left: 1rem; color: var(--muted); }
 .answer { overflow-wrap: anywhere; }
 """
 
 
-def page(title, body):
-    """A whole HTML page: `title` (plain text) and `body` (HTML), with `STYLE` and nothing else."""
+def page(title: str, body: str) -> str:
+    """A whole HTML page: `title` (plain text) and `body` (HTML), with `STYLE` and nothing else.
+
+    Parameters
+    ----------
+    title : str
+        Plain text (escaped).
+    body : str
+        HTML, put in as it is: the caller builds it from `markdown`, `code` and `tex`.
+
+    Returns
+    -------
+    str
+        The page, with no script and no external file.
+
+    Examples
+    --------
+    >>> html_page = page("Ann & Bo", "<p>hello</p>")
+    >>> "<title>Ann &amp; Bo</title>" in html_page, "<script" in html_page
+    (True, False)
+    """
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head><body>\n{body}\n</body></html>\n")
 
 
-def code(source):
-    """Source code as an escaped ``<pre><code>`` block."""
+def code(source: str | None) -> str:
+    """Source code as an escaped ``<pre><code>`` block.
+
+    Parameters
+    ----------
+    source : str or None
+        The code (None is shown as an empty block).
+
+    Returns
+    -------
+    str
+        HTML.
+
+    Examples
+    --------
+    >>> code("if a < b:")
+    '<pre><code>if a &lt; b:</code></pre>'
+    """
     return f"<pre><code>{html.escape(source or '')}</code></pre>"
 
 
-def tex(text, display=False):
-    """TeX as MathML when it converts, else as the TeX itself in a math font (escaped)."""
+def tex(text: str | None, display: bool = False) -> str:
+    r"""TeX as MathML when it converts, else as the TeX itself in a math font (escaped).
+
+    The MathML is rebuilt from an allow-list of elements and attributes (`MATH_ELEMENTS`,
+    `MATH_ATTRIBUTES`); TeX longer than `MAX_TEX` characters is shown as TeX.
+
+    Parameters
+    ----------
+    text : str or None
+        TeX without its dollar signs.
+    display : bool, default False
+        A displayed formula (a block) instead of inline maths.
+
+    Returns
+    -------
+    str
+        HTML: a ``<math>`` element, or a ``span`` (``div`` when displayed) of class ``tex``.
+
+    Examples
+    --------
+    >>> tex(r"\frac{1}{", display=True)                    # TeX that does not convert
+    '<div class="tex">$$\\frac{1}{$$</div>'
+    >>> tex("x^2").startswith(('<math xmlns="http://www.w3.org/1998/Math/MathML"', '<span class="tex">'))
+    True
+    """
     text = (text or "").strip()
     mathml = _mathml(text, display) if len(text) <= MAX_TEX else None
     if mathml is not None:
@@ -143,8 +203,29 @@ def _parser():
     return _markdown
 
 
-def markdown(text):
-    """A student's (or the exercise's) Markdown as safe HTML, math included."""
+def markdown(text: str | None) -> str:
+    """A student's (or the exercise's) Markdown as safe HTML, math included.
+
+    CommonMark with tables, raw HTML off (it shows as text), images as their alt text, and
+    ``$...$`` / ``$$...$$`` through `tex`. Without markdown-it-py the text is shown as it is, in
+    a ``<pre>``.
+
+    Parameters
+    ----------
+    text : str or None
+        The Markdown.
+
+    Returns
+    -------
+    str
+        HTML that runs nothing and loads nothing.
+
+    Examples
+    --------
+    >>> answer = markdown("**yes** <script>alert(1)</script>")
+    >>> "<script>" in answer, "&lt;script&gt;" in answer
+    (False, True)
+    """
     try:
         return _parser().render(text or "")
     except ImportError:                 # markdown-it-py missing: the text as it is, readable

@@ -10,7 +10,9 @@ already in DIR is never overwritten: the new one is written beside it as ``manua
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from labkit.grading import manual, render
 
@@ -30,9 +32,38 @@ def _graded(result):
     return result.get("status") != "not gradable" and not result.get("error")
 
 
-def exercise_page(exercise, results):
-    """The review page of one exercise (HTML) from its graded results."""
-    esc = lambda t, n=200: html.escape(_clean(t, n))       # noqa: E731
+def exercise_page(exercise: Any, results: Sequence[Mapping[str, Any]]) -> str:
+    r"""The review page of one exercise (HTML) from its graded results.
+
+    Parameters
+    ----------
+    exercise : Exercise
+        The instructor's exercise (``number``, ``title``, ``cells``, ``written_points``).
+    results : sequence of dict
+        Its graded results; those not gradable are left out.
+
+    Returns
+    -------
+    str
+        A whole page (`labkit.grading.render.page`): per written part the question, the model
+        answer folded, and one card per student, the answers rendered and never run.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Cell
+    >>> exercise = Cell(number="27.4", title="Regret", slug="27_4-regret", written_points={"27.4(a) written": 2},
+    ...                 cells=[Cell(role="markdown", source="Why does $R_T / T \\to 0$?", slot=None, solution=None),
+    ...                        Cell(role="written", source="", slot="27.4(a) written", solution="Sublinear regret.")])
+    >>> result = {"student": "jane", "exercise": "27.4", "score": 5.0,
+    ...           "written": [{"part": "27.4(a) written", "answered": True, "text": "<b>Because</b>"}]}
+    >>> page = exercise_page(exercise, [result])
+    >>> "<b>Because</b>" in page, "&lt;b&gt;Because&lt;/b&gt;" in page, "1 of 1 answered" in page
+    (False, True, True)
+    """
+
+    def esc(t: Any, n: int = 200) -> str:
+        return html.escape(_clean(t, n))
+
     graded = sorted((r for r in results if _graded(r)), key=lambda r: str(r.get("student_id", r["student"])).lower())
     title = f"Review: exercise {exercise.number}, {exercise.title}"
     body = [f"<h1>{html.escape(title)}</h1>",
@@ -59,7 +90,7 @@ def exercise_page(exercise, results):
                 mark = f" &middot; {w['points']:g}/{points:g}" + (f": {esc(w.get('comment'), 300)}" if w.get("comment")
                                                                     else "")
             head = (f"<h4>{esc(student)}</h4><p class=\"row\">manual.csv row: {html.escape(slot)}{mark}</p>")
-            text = render.markdown(w.get("text", "")) if answered else "<p>Left blank.</p>"
+            text = render.markdown(w.get("text", "")) if answered and w is not None else "<p>Left blank.</p>"
             cards.append(f"<article class=\"card{'' if answered else ' blank'}\">{head}<div class=\"answer\">{text}"
                          "</div></article>")
         body.append("<div class=\"grid\">" + "\n".join(cards) + "</div>")
@@ -77,8 +108,37 @@ def _anchor(slot):
     return "".join(ch if ch.isalnum() else "-" for ch in slot).strip("-")
 
 
-def write(results, folder, exercises):
-    """Write the review pages and the manual.csv into `folder`; returns the paths written."""
+def write(results: Sequence[Mapping[str, Any]], folder: str | Path, exercises: Mapping[str, Any]) -> list[Path]:
+    r"""Write the review pages and the manual.csv into `folder` (created if missing); a file
+    already there is never overwritten (a free name beside it is used).
+
+    Parameters
+    ----------
+    results : sequence of dict
+        The graded results of a class.
+    folder : str or Path
+        Where to write.
+    exercises : mapping {number: Exercise}
+        The instructor's exercises; one page per exercise with graded results.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Cell
+    >>> exercise = Cell(number="27.4", title="Regret", slug="27_4-regret", written_points={"27.4(a) written": 2},
+    ...                 cells=[Cell(role="markdown", source="Why does $R_T / T \\to 0$?", slot=None, solution=None),
+    ...                        Cell(role="written", source="", slot="27.4(a) written", solution="Sublinear regret.")])
+    >>> result = {"student": "jane", "exercise": "27.4", "score": 5.0,
+    ...           "written": [{"part": "27.4(a) written", "answered": True, "text": "<b>Because</b>"}]}
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     print([path.name for path in write([result], folder, {"27.4": exercise})])
+    ['27_4-regret.html', 'manual.csv']
+    """
     from labkit.grading.gradebook import write_new
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

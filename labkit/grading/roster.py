@@ -26,16 +26,56 @@ import csv
 import io
 import re
 from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from labkit.grading.lms import Identity
+
+# a class list of one student, as Canvas exports it (the examples below read it)
+_CANVAS_EXAMPLE = ("Student,ID,SIS User ID,SIS Login ID,Section,Lab 15 (1234)\n"
+                   "    Points Possible,,,,,10\n"
+                   "\"Smith, Jane\",4321,s1,jsmith,A,\n")
 
 
 class RosterError(ValueError):
-    """A class list that cannot be read; the message says what was expected."""
+    """A class list that cannot be read; the message says what was expected.
+
+    Examples
+    --------
+    >>> try:
+    ...     read("no-such-class-list.csv")
+    ... except RosterError as error:
+    ...     print(str(error).split(":")[0])
+    cannot read the class list no-such-class-list.csv
+    """
 
 
 @dataclass
 class Person:
-    """One student of the class list (fields empty when the list does not have them)."""
+    """One student of the class list (fields empty when the list does not have them).
+
+    Attributes
+    ----------
+    name, sortable_name : str
+        As people read it ("Jane Smith") and as Canvas sorts it ("Smith, Jane").
+    id : str
+        Canvas's user id, or the list's own id.
+    sis_user_id, sis_login_id, section, email, username : str
+        The columns of that name.
+    idnumber : str
+        Moodle's ID number.
+    participant : str
+        Moodle's participant id in one assignment (grading worksheet).
+    row : int
+        The line of the file it came from.
+
+    Examples
+    --------
+    >>> Person(name="Jane Smith", email="jane.smith@example.org").name
+    'Jane Smith'
+    """
     name: str = ""                  # as people read it: "Jane Smith"
     sortable_name: str = ""         # as Canvas sorts it: "Smith, Jane"
     id: str = ""                    # Canvas user id, or the list's own id
@@ -48,11 +88,33 @@ class Person:
     participant: str = ""           # Moodle's participant id of one assignment
     row: int = 0                    # the line of the file it came from
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a dict.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> Person(name="Jane Smith", row=2).as_dict()["row"]
+        2
+        """
         return asdict(self)
 
-    def keys(self):
-        """Every normalized identifier this student can be recognised by."""
+    def keys(self) -> set[str]:
+        """Every normalized identifier this student can be recognised by (`normal`): ids, login,
+        e-mail address and its local part, the names and their Canvas forms (`squash`).
+
+        Returns
+        -------
+        set of str
+
+        Examples
+        --------
+        >>> sorted(Person(name="Jane Smith", sortable_name="Smith, Jane", email="js@example.org").keys())
+        ['janesmith', 'js', 'jsexampleorg', 'smithjane']
+        """
         local = self.email.split("@")[0] if self.email else ""
         values = [self.id, self.sis_user_id, self.sis_login_id, self.email, local, self.username, self.idnumber,
                   self.name, self.sortable_name, squash(self.sortable_name), squash(self.name)]
@@ -61,20 +123,58 @@ class Person:
 
 @dataclass
 class Roster:
+    """A class list as `read` finds it.
+
+    Attributes
+    ----------
+    kind : str
+        ``"canvas"``, ``"moodle"``, ``"moodle-worksheet"`` or ``"generic"``.
+    people : list of Person
+        The students, in the file's order.
+    columns : list of str
+        The LMS's own assignment columns, as headed (Canvas and Moodle gradebook exports).
+    path : str
+        The file read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     _ = Path(folder, "grades.csv").write_text(_CANVAS_EXAMPLE)
+    ...     roster = read(Path(folder, "grades.csv"))
+    >>> roster.kind, [p.name for p in roster.people], roster.columns
+    ('canvas', ['Jane Smith'], ['Lab 15 (1234)'])
+    """
     kind: str                                         # canvas, moodle, moodle-worksheet or generic
     people: list = field(default_factory=list)
     columns: list = field(default_factory=list)       # the LMS's own assignment columns, as headed
     path: str = ""
 
-    def match(self, identity, student_id=""):
+    def match(self, identity: Identity | None, student_id: str = "") -> Person | None:
         """The `Person` who handed in a submission, or None.
+
+        By Canvas user id or Moodle participant id first; else by the download's name, login or
+        `student_id`, when exactly one student has it among their `Person.keys`.
 
         Parameters
         ----------
-        identity : labkit.grading.lms.Identity
+        identity : labkit.grading.lms.Identity or None
             What the download name says (Canvas user id, Moodle participant id, names).
         student_id : str
             The grader's id of the submission (its folder, or its file's name).
+
+        Returns
+        -------
+        Person or None
+
+        Examples
+        --------
+        >>> from labkit.grading.lms import canvas_name
+        >>> roster = Roster("generic", [Person(name="Jane Smith", id="4321", sis_login_id="jsmith")])
+        >>> roster.match(canvas_name("smithjane_4321_999_lab15.ipynb")).name
+        'Jane Smith'
+        >>> roster.match(None, "JSmith").name, roster.match(None, "someone-else")
+        ('Jane Smith', None)
         """
         if identity is not None and identity.user_id:
             found = [p for p in self.people if p.id == identity.user_id]
@@ -92,9 +192,28 @@ class Roster:
                 return found[0]
         return None
 
-    def column_for(self, exercise, exercises):
+    def column_for(self, exercise: str, exercises: Mapping[str, Any]) -> str | None:
         """The LMS's own column header for an exercise's assignment (from the exported
-        gradebook), or None when the list has none or several that name it."""
+        gradebook), or None when the list has none or several that name it.
+
+        Parameters
+        ----------
+        exercise : str
+            The exercise's number, a key of `exercises`.
+        exercises : mapping {number: exercise}
+            The exercises (objects with a ``title`` and a ``slug``).
+
+        Returns
+        -------
+        str or None
+
+        Examples
+        --------
+        >>> from types import SimpleNamespace
+        >>> exercises = {"L15": SimpleNamespace(title="Poker bots", slug="lab15-poker")}
+        >>> Roster("canvas", columns=["Lab 15 (1234)", "Quiz 2 (77)"]).column_for("L15", exercises)
+        'Lab 15 (1234)'
+        """
         from labkit.grading.lms import named_exercise
         title = exercises[exercise].title.lower()
         found = [c for c in self.columns if named_exercise(_column_title(c), exercises) == exercise
@@ -102,13 +221,42 @@ class Roster:
         return found[0] if len(found) == 1 else None
 
 
-def normal(text):
-    """`text` lower-cased with everything but letters and digits removed."""
+def normal(text: object) -> str:
+    """`text` lower-cased with everything but letters and digits removed.
+
+    Parameters
+    ----------
+    text : object
+        Made a string (None is the empty string).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> normal("Jane  Smith!"), normal(None)
+    ('janesmith', '')
+    """
     return re.sub(r"[\W_]+", "", str(text or "").casefold())
 
 
-def squash(sortable_name):
-    """Canvas's file-name form of a sortable name: "Smith, Jane" -> "smithjane"."""
+def squash(sortable_name: str | None) -> str:
+    """Canvas's file-name form of a sortable name: "Smith, Jane" -> "smithjane".
+
+    Parameters
+    ----------
+    sortable_name : str or None
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> squash("Smith, Jane")
+    'smithjane'
+    """
     return re.sub(r"\W+", "", str(sortable_name or "")).lower()
 
 
@@ -130,13 +278,31 @@ GENERIC = {"name": ("name", "full name", "student name", "student"), "id": ("id"
            "username": ("username", "user name", "user"), "section": ("section", "group")}
 
 
-def read(path):
-    """The `Roster` in a class list file (see the module's docstring for the formats).
+def read(path: str | Path) -> Roster:
+    r"""The `Roster` in a class list file (see the module's docstring for the formats).
+
+    Parameters
+    ----------
+    path : str or Path
+        A CSV file (UTF-8, comma or semicolon separated).
+
+    Returns
+    -------
+    Roster
 
     Raises
     ------
     RosterError
         When the file cannot be read or has none of the columns listed above.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     _ = Path(folder, "list.csv").write_text("Name;E-mail\nJane Smith;js@example.org\n")
+    ...     roster = read(Path(folder, "list.csv"))
+    >>> roster.kind, roster.people[0].email, roster.people[0].row
+    ('generic', 'js@example.org', 2)
     """
     path = Path(path)
     try:
@@ -194,7 +360,7 @@ def _moodle(header, rows):
     lowered = [h.lower() for h in header]
     col = {name: lowered.index(name) if name in lowered else None for name in MOODLE_FIXED}
     last = col["last name"] if col["last name"] is not None else col["surname"]
-    columns = [h for h, low in zip(header, lowered) if low not in MOODLE_FIXED and h]
+    columns = [h for h, low in zip(header, lowered, strict=True) if low not in MOODLE_FIXED and h]
     people = []
     for k, row in enumerate(rows, start=2):
         first, surname = _cell(row, col["first name"]), _cell(row, last)
