@@ -53,7 +53,8 @@ def _parser():
     p = argparse.ArgumentParser(prog="labkit-grade", description="Grade labkit exercise notebooks, each in a sandbox.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="submitted notebooks, or folders searched for *.ipynb")
     p.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
-    p.add_argument("--out", metavar="DIR", help="write grades.csv, grades.jsonl, feedback/ and the run journal into DIR")
+    p.add_argument("--out", metavar="DIR",
+                   help="write grades.csv, grades.jsonl, feedback/ and the run journal into DIR")
     p.add_argument("--csv", metavar="FILE", help="also write one row per student to FILE")
     p.add_argument("--jsonl", metavar="FILE", help="also write one JSON line per student to FILE (as they are graded)")
     p.add_argument("--feedback", metavar="DIR", help="write a feedback file per student (Markdown and HTML) into DIR")
@@ -237,7 +238,8 @@ class _Outputs:
         self.folder = output_folder(args)
         self.command = ["labkit-grade", *[a for a in argv if a != "--resume"], "--resume"]
         self.journal = self.lines = self.writer = None
-        self.journal = Journal(self.folder, resume=args.resume, command=["labkit-grade", *argv]) if self.folder else None
+        self.journal = (Journal(self.folder, resume=args.resume, command=["labkit-grade", *argv])
+                        if self.folder else None)
         try:
             self.lines = report.JsonLinesLog(self.jsonl) if self.jsonl else None
             self.writer = report.FeedbackWriter(self.feedback) if self.feedback else None
@@ -336,7 +338,8 @@ def _grade(args, mat, argv):
     if args.no_sandbox:
         print(NO_SANDBOX_WARNING, file=sys.stderr)
     if isinstance(stopped, OutputError):
-        kept = f"; the {outputs.journal.recorded} notebooks graded are in {outputs.journal.path}" if outputs.journal else ""
+        kept = (f"; the {outputs.journal.recorded} notebooks graded are in {outputs.journal.path}"
+                if outputs.journal else "")
         full = "the disk is full: " if stopped.disk_full else ""
         print(f"labkit-grade: stopped: {full}{stopped}{kept}. Free some space, then "
               f"{outputs.resume_line() if outputs.journal else 'run it again'}", file=sys.stderr)

@@ -310,7 +310,7 @@ def _enable_controllers(folder, controllers=("memory", "pids")):
                 raise
 
 
-_state = {}
+_state: dict = {}
 _state_lock = threading.Lock()
 
 

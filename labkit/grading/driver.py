@@ -43,7 +43,7 @@ from pathlib import Path
 # driver's start). No notebook schema has an "iri" format; without the module, jsonschema skips
 # that one check and validates all the rest. The driver is a process of its own, so this touches
 # nothing else.
-sys.modules.setdefault("rfc3987_syntax", None)
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: "not importable"
 
 from labkit.grading.cpuclock import Meter  # noqa: E402
 from labkit.grading.hardening import harden  # noqa: E402

@@ -40,7 +40,7 @@ def has_marker(args):
 
 def seed_for(secret, part, name, probe, run):
     """A 63-bit seed: HMAC-SHA256 of "part|name|probe|run" keyed by the kernel's secret (bytes)."""
-    digest = hmac.new(secret, f"{part}|{name}|{probe}|{run}".encode("utf-8"), hashlib.sha256).digest()
+    digest = hmac.new(secret, f"{part}|{name}|{probe}|{run}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 

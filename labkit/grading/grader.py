@@ -92,7 +92,8 @@ def _blank_result(intake, mat):
     return {"student": intake.student, "student_id": intake.student_id, "submission_id": intake.submission_id,
             "path": _printable(intake.path), "exercise": intake.exercise, "status": NOT_GRADABLE, "reason": None,
             "score": None, "max_score": sum(mat.spec_for(p).max_points for p in ex.parts) if ex else None,
-            "parts": [], "written": written_entries(ex, {}) if ex else [], "error": None, "flags": list(intake.flags), "seconds": 0.0,
+            "parts": [], "written": written_entries(ex, {}) if ex else [], "error": None,
+            "flags": list(intake.flags), "seconds": 0.0,
             "sha256": intake.sha256, "fingerprint": intake.fingerprint, "similar_to": [], "final": True,
             "cpu_seconds": None, "retried": 0}
 
@@ -217,7 +218,7 @@ def _run_and_grade(exercise, submission, timeout, mat, sandbox, budget, limits):
     return _verdicts(plan, run, nonces, specs, mat), notes, run
 
 
-_encoded = {}
+_encoded: dict = {}
 
 
 def _encoded_specs(exercise, specs):

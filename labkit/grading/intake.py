@@ -55,7 +55,8 @@ def read_bytes(path, max_bytes=MAX_NOTEBOOK_BYTES):
         fd = os.open(path, flags)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise NotebookError(f"{name} is a symbolic link, not a notebook file; submit the .ipynb file itself") from None
+            raise NotebookError(f"{name} is a symbolic link, not a notebook file; "
+                                f"submit the .ipynb file itself") from None
         if exc.errno in (errno.EACCES, errno.EPERM):
             raise NotebookError(f"{name} cannot be read (permission denied)") from None
         if exc.errno == errno.ENXIO:

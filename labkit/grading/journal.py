@@ -99,7 +99,7 @@ class Journal:
                 except OSError as exc:
                     raise OutputError(self.path, exc) from None
             self._file = open_new(self.path)
-        started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         self._file.write_line(json.dumps({"journal": VERSION, "started": started, "command": command or []}))
         self.recorded = 0
 

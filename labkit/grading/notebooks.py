@@ -240,7 +240,8 @@ def extract(nb, exercises, expected=None, name="notebook") -> Submission:
                             "was expected")
     exercise = exercises[declared]
     slots, written_slots = set(exercise.answer_slots), set(exercise.written_slots)
-    answers, written_text = {}, {}
+    answers: dict = {}
+    written_text: dict = {}
     for cell in nb.cells:
         meta = _cell_meta(cell)
         slot = meta.get("slot")

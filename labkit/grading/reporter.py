@@ -73,7 +73,8 @@ def _kind_mistake(value):
                            "the grader reads a policy as its array of probabilities: return `policy.probs`")
     if callable(value) and hasattr(value, "__name__"):
         owner = getattr(getattr(value, "__self__", None), "__class__", None)
-        full = f"{owner.__name__}.{value.__name__}" if owner is not None and kind in ("method", "builtin_function_or_method") \
+        bound = kind in ("method", "builtin_function_or_method")
+        full = f"{owner.__name__}.{value.__name__}" if owner is not None and bound \
             else value.__name__
         noun = "method" if kind in ("method", "builtin_function_or_method", "method-wrapper") else \
             "class" if isinstance(value, type) else "function"

@@ -162,7 +162,7 @@ def bwrap_path():
     return shutil.which("bwrap")
 
 
-_checked = {}
+_checked: dict = {}
 _check_lock = threading.Lock()
 
 
@@ -225,7 +225,7 @@ def _namespaces():
     return common if os.geteuid() == 0 else ["--unshare-user", "--disable-userns", *common]
 
 
-_layouts = {}
+_layouts: dict = {}
 _layout_lock = threading.Lock()
 
 
@@ -250,7 +250,7 @@ def _system_binds():
 
 
 _blocker_lock = threading.Lock()
-_blocker = {}
+_blocker: dict = {}
 
 BLOCKER_SOURCE = ('raise ImportError("the instructor material is not available inside the grading sandbox")\n')
 
@@ -527,7 +527,7 @@ def _unprivileged_ids(name):
     return entry.pw_uid, entry.pw_gid
 
 
-_users_checked = {}
+_users_checked: dict = {}
 _users_lock = threading.Lock()
 USER_PROBE = ("import subprocess, sys, labkit.grading.driver, labkit.grading.runner; "
               "subprocess.run([sys.executable, '-s', '-c', 'import ipykernel, labkit'], check=True)")

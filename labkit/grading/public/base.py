@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from labkit.grading.checking import Wrong
 

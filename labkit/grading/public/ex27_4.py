@@ -21,14 +21,15 @@ JACK_VALUES = [-1.1]
 
 def _check_values(value):
     results = probe_results(value, "ev_check_queen", len(CHECK_PROBES))
-    for (c, b), got, want in zip(CHECK_PROBES, results, CHECK_VALUES):
+    for (c, b), got, want in zip(CHECK_PROBES, results, CHECK_VALUES, strict=False):
         expect(as_number(got, "ev_check_queen(...)"), want, f"ev_check_queen({c}, {b})",
                "average the K (which always bets) and the J (which bets with probability bluff), 1/2 each, and "
                "count what calling or folding wins or loses in each case")
 
 
 def _jack_values(value):
-    for (q,), got, want in zip(JACK_PROBES, probe_results(value, "ev_bet_jack", len(JACK_PROBES)), JACK_VALUES):
+    for (q,), got, want in zip(JACK_PROBES, probe_results(value, "ev_bet_jack", len(JACK_PROBES)), JACK_VALUES,
+                                 strict=False):
         expect(as_number(got, "ev_bet_jack(...)"), want, f"ev_bet_jack({q})",
                "player 2 holds the K or the Q, 1/2 each; the K always calls, the Q calls with probability q "
                "and wins 2, or folds and loses 1")

@@ -29,14 +29,15 @@ def _additive(value):
 
 def _greedy(value):
     q = as_array(reported(value, "q_tot"), "q_tot", (3, 3))
-    want = {(ACTIONS3[i], ACTIONS3[j]) for i, j in zip(*np.nonzero(q >= q.max() - 1e-9))}
+    want = {(ACTIONS3[i], ACTIONS3[j]) for i, j in zip(*np.nonzero(q >= q.max() - 1e-9), strict=True)}
     got = tuple(reported(value, "greedy_joint_action"))
     if got not in want:
         raise Wrong(f"`greedy_joint_action` {got} is not where your q_tot is largest")
 
 
 def _known(value):
-    for (Q,), got, want in zip(PROBES, probe_results(value, "monotonic_representable", len(PROBES)), REPRESENTABLE):
+    for (Q,), got, want in zip(PROBES, probe_results(value, "monotonic_representable", len(PROBES)),
+                                 REPRESENTABLE, strict=False):
         if got is not want:
             raise Wrong(f"`monotonic_representable({Q.tolist()})` gave {got}, this case gives {want}: a monotonic "
                         "mixer keeps the order of each agent's actions the same whatever the other does, in rows and "

@@ -60,7 +60,7 @@ def _run(value):
     sigma = r["meta_strategies"]
     if sizes is None or not isinstance(sigma, list) or len(sigma) != 2:
         raise Wrong("return the two populations as lists and the two meta-strategies")
-    for s, k in zip(sigma, sizes):
+    for s, k in zip(sigma, sizes, strict=False):
         s = as_array(s, "meta_strategies[i]", (k,))
         if np.any(s < -1e-9) or abs(s.sum() - 1) > 1e-6:
             raise Wrong("each meta-strategy should be a probability vector over its population")

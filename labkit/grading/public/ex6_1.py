@@ -21,7 +21,8 @@ UNIFORM_REGRETS = {"blind_action_regret": 0.375, "blind_cf_regret": 0.75}     # 
 
 
 def _count_cases(value):
-    for (key,), got, want in zip(COUNT_KEYS, probe_results(value, "count_deviations", len(COUNT_KEYS)), COUNTS):
+    for (key,), got, want in zip(COUNT_KEYS, probe_results(value, "count_deviations", len(COUNT_KEYS)),
+                                   COUNTS, strict=False):
         for name in TYPES:
             expect(as_number(got[name], name), want[name], f"count_deviations({key!r})[{name!r}]",
                    "count the deviations of that type that end at this information set, one regret each")
