@@ -18,7 +18,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "instructor")]
 
 from exercise_harness import Harness  # noqa: E402
 from labkit.grading.own_work import CallMonitor  # noqa: E402
-from labkit_instructor.checks import lab15 as hidden  # noqa: E402
+from labkit_instructor.exercises import lab15 as hidden  # noqa: E402
 from labkit_instructor.exercises import lab15 as lab  # noqa: E402
 
 CALLS = {   # part: (name, probes)

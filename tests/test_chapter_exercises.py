@@ -8,7 +8,7 @@ import pytest
 import labkit as lk
 from exercise_harness import Harness
 
-from labkit_instructor.checks import ex4_1 as hidden4, ex5_1 as hidden5, ex6_1 as hidden6  # noqa: E402
+from labkit_instructor.exercises import ex4_1 as hidden4, ex5_1 as hidden5, ex6_1 as hidden6  # noqa: E402
 from labkit_instructor.exercises import ex4_1, ex5_1, ex6_1  # noqa: E402
 
 HARNESSES = {"4.1": Harness(ex4_1.EXERCISE, hidden4.PARTS), "5.1": Harness(ex5_1.EXERCISE, hidden5.PARTS),

@@ -9,7 +9,7 @@ import pytest
 
 from exercise_harness import Harness
 
-from labkit_instructor.checks import ex27_6 as hidden  # noqa: E402
+from labkit_instructor.exercises import ex27_6 as hidden  # noqa: E402
 from labkit_instructor.exercises import ex27_6 as ex  # noqa: E402
 
 EXERCISE = Harness(ex.EXERCISE, hidden.PARTS)

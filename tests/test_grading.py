@@ -27,8 +27,8 @@ from labkit.grading.reporter import RECORD_MIME, to_plain
 
 from _grading_support import EXERCISES, INSTRUCTOR, ROOT, MATERIAL as checks  # noqa: E402  (hidden checks)
 from _grading_support import solution_source as _solution_source, with_answers as _with_answers  # noqa: E402
-from labkit_instructor.checks import base, ex27_3, ex27_6, ex27_7, ex27_8  # noqa: E402
-from labkit_instructor.exercises import ex27_4  # noqa: E402  (written in one file: its hidden checks too)
+from labkit_instructor.checks import base  # noqa: E402
+from labkit_instructor.exercises import ex27_3, ex27_4, ex27_6, ex27_7, ex27_8  # noqa: E402  (each exercise in one file)
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from install_cell import for_the_book  # noqa: E402  (the first cell every notebook of the book has)
@@ -442,6 +442,42 @@ def test_nbgrader_export_links_to_the_published_pages(tmp_path):
                       "(https://github.com/google-deepmind/open_spiel)") == (
         "see the lab and [OpenSpiel](https://github.com/google-deepmind/open_spiel)")
     assert book_links("[b](../book/intro.md#x)", "https://s.org") == "[b](https://s.org/book/intro.html#x)"
+
+
+def _exported_first_cell(tmp_path, *options):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["--export-nbgrader", str(tmp_path), "--exercise", "27.1", *options])
+    paths = sorted(tmp_path.glob("source/*/*.ipynb"))
+    return status, err.getvalue(), (nbformat.read(paths[0], as_version=4).cells[0].source if paths else None)
+
+
+def test_nbgrader_export_takes_the_site_address_from_the_command_line(tmp_path, monkeypatch):
+    link = "[Many learners]({}/chapters/01_many_learners.html)"
+    monkeypatch.setenv("LABKIT_SITE_URL", "https://env.example.org/course")
+    # the flag wins over the environment variable
+    status, _, first = _exported_first_cell(tmp_path / "flag", "--site-url", "https://example.org/book/")
+    assert status == 0 and link.format("https://example.org/book") in first and "env.example.org" not in first
+    # without the flag, the environment variable
+    status, _, first = _exported_first_cell(tmp_path / "env")
+    assert status == 0 and link.format("https://env.example.org/course") in first
+    # with neither, the chapter's title as plain text
+    monkeypatch.delenv("LABKIT_SITE_URL")
+    status, _, first = _exported_first_cell(tmp_path / "none")
+    assert status == 0 and "01_many_learners" not in first and "https://" not in first
+    assert "the chapters Many learners (the value" in first
+    # an address without its scheme is refused with the reason, and nothing is written
+    status, err, first = _exported_first_cell(tmp_path / "bad", "--site-url", "example.org/book")
+    assert status == 2 and "--site-url 'example.org/book'" in err and "https://ORG.github.io/REPO" in err
+    assert first is None
+    monkeypatch.setenv("LABKIT_SITE_URL", "ftp://example.org")
+    status, err, first = _exported_first_cell(tmp_path / "bad-env")
+    assert status == 2 and "LABKIT_SITE_URL 'ftp://example.org'" in err and first is None
+    # the flag means nothing without the export
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main([str(tmp_path), "--site-url", "https://example.org"]) == 2
+    assert "--site-url is for --export-nbgrader" in err.getvalue()
 
 
 def test_nbgrader_export_marks_every_cell(tmp_path):

@@ -448,7 +448,7 @@ def test_27_4_b_hint_names_the_branch_that_is_wrong(wrong, branch):
 
 
 def test_5_1_hint_does_not_name_the_function_that_answers():
-    from labkit_instructor.checks import ex5_1
+    from labkit_instructor.exercises import ex5_1
     import labkit as lk
     pops = [ex5_1.pure_policy(s) for s in (1, 2, 3)]
     rows = lk.games.load("kuhn_poker").infoset_player == 0

@@ -193,7 +193,7 @@ def test_the_instructor_material_computes_its_heavy_probes_on_first_use():
     code = """
 import sys
 import labkit_instructor
-from labkit_instructor.checks import ex4_1, ex6_1, lab15
+from labkit_instructor.exercises import ex4_1, ex6_1, lab15
 from labkit_instructor.checks.base import Lazy
 lazy = [v for m in (ex4_1, ex6_1, lab15) for v in vars(m).values() if isinstance(v, Lazy)]
 assert len(lazy) >= 10 and all(v._items is None for v in lazy), lazy

@@ -27,7 +27,7 @@ from labkit.grading.own_work import CallMonitor, OwnWork
 from labkit.grading.public import SPECS
 
 from labkit_instructor.checks import grade_part  # noqa: E402
-from labkit_instructor.checks import lab15 as hidden  # noqa: E402
+from labkit_instructor.exercises import lab15 as hidden  # noqa: E402
 from labkit_instructor.checks.own_work import static_findings  # noqa: E402
 from labkit_instructor.exercises import lab15 as lab  # noqa: E402
 

@@ -95,6 +95,22 @@ def test_public_and_hidden_checks_describe_the_same_parts():
     assert [p for ex in MATERIAL.EXERCISES.values() for p in ex.parts] == list(public.SPECS)
 
 
+def test_the_public_checks_import_only_the_student_package():
+    """Each exercise's ``PUBLIC_CHECKS`` become a module of labkit that students install
+    (labkit/grading/public/<name>.py): they may import labkit, numpy and the standard library,
+    never the instructor package where the hidden checks and solutions are."""
+    import ast
+    assert sorted(MATERIAL.PUBLIC_SOURCES) == sorted(MATERIAL.MODULES)      # every exercise has them
+    for name, source in MATERIAL.PUBLIC_SOURCES.items():
+        tree = ast.parse(source)
+        imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+        imported += [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        assert "labkit.grading.public.base" in imported, name
+        assert not [m for m in imported if m.split(".")[0] not in ("labkit", "numpy", "__future__", "math",
+                                                                     "functools", "itertools")], (name, imported)
+        assert "labkit_instructor" not in source, name
+
+
 def test_public_probes_differ_from_the_hidden_ones():
     from labkit.grading.fresh import has_marker
     from labkit.grading.wire import encode

@@ -26,7 +26,7 @@ from labkit.grading import fresh, reporter, wire
 from labkit.grading.checking import part_spec
 from labkit.grading.grader import TIMED_CHECK_FACTOR, _check_timeouts
 
-from labkit_instructor.checks import lab15 as hidden  # noqa: E402
+from labkit_instructor.exercises import lab15 as hidden  # noqa: E402
 from labkit_instructor.exercises import lab15 as lab  # noqa: E402
 
 

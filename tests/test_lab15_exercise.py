@@ -13,7 +13,7 @@ import pytest
 import labkit as lk
 from exercise_harness import ROOT, Harness
 
-from labkit_instructor.checks import lab15 as hidden  # noqa: E402
+from labkit_instructor.exercises import lab15 as hidden  # noqa: E402
 from labkit_instructor.exercises import lab15 as lab  # noqa: E402
 
 LAB = Harness(lab.EXERCISE, hidden.PARTS)
@@ -318,7 +318,7 @@ SAMPLED_RUNS = '''
 import hashlib, sys
 sys.path.insert(0, {tests!r})
 from exercise_harness import Harness
-from labkit_instructor.checks import lab15 as hidden
+from labkit_instructor.exercises import lab15 as hidden
 from labkit_instructor.exercises import lab15 as lab
 lab_ = Harness(lab.EXERCISE, hidden.PARTS)
 wanted = ("L15(b)", "L15(c)", "L15(d)", "L15(e)", "L15(f)", "L15(h)", "L15(i)", "L15(j)")

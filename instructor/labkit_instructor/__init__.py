@@ -2,11 +2,14 @@
 
 This distribution (``labkit-instructor``) is not what students install. It holds
 
-* ``labkit_instructor.exercises`` -- one module per exercise, each defining ``EXERCISE``
-  (a `labkit.grading.notebooks.Exercise`: text, answer templates, worked solutions, model
-  answers to the written parts);
-* ``labkit_instructor.checks`` -- one module per exercise, each defining ``PARTS`` (a list of
-  `labkit.grading.checking.PartSpec`: the reference computations and the verdicts).
+* ``labkit_instructor.exercises`` -- one module per exercise, the exercise's one source. Each
+  defines ``EXERCISE`` (a `labkit.grading.notebooks.Exercise`: text, answer templates, worked
+  solutions, model answers to the written parts with their points), ``PARTS`` (the hidden
+  checks: a list of `labkit.grading.checking.PartSpec`, the reference computations and the
+  verdicts) and ``PUBLIC_CHECKS`` (the source of the public checks shipped to students, which
+  scripts/build_exercises.py writes to labkit/grading/public/<module>.py);
+* ``labkit_instructor.checks`` -- what the hidden checks share (``base``, ``sampling``,
+  ``own_work``) and `grade_part`.
 
 The grader (``labkit-grade``, in the student package) loads it through
 `labkit.grading.material.load` and runs the hidden checks in its own process, never in a
@@ -21,33 +24,23 @@ from pathlib import Path
 
 __version__ = "0.1.0"
 
-# one name per exercise: labkit_instructor.exercises.<name> and labkit_instructor.checks.<name>, found by
-# name (every module of labkit_instructor.exercises but `common`), in the order of the names
+# one name per exercise: labkit_instructor.exercises.<name>, found by name (every module of
+# labkit_instructor.exercises but `common`), in the order of the names
 MODULES = sorted(info.name for info in pkgutil.iter_modules(
     [str(Path(__file__).parent / "exercises")]) if info.name != "common")
 
 
-
-def _hidden_parts(name, module):
-    """The hidden checks of an exercise: ``PARTS`` in its own module (an exercise written in one
-    file), else in ``labkit_instructor.checks.<name>``."""
-    if hasattr(module, "PARTS"):
-        return module.PARTS
-    return importlib.import_module(f"labkit_instructor.checks.{name}").PARTS
-
-
 EXERCISES = {}
 SPECS = {}
-# {module name: source of labkit.grading.public.<name>} of the exercises written in one file
-# (``PUBLIC_CHECKS``); scripts/build_exercises.py writes them into labkit/grading/public/
+# {module name: source of labkit.grading.public.<name>} (each exercise's ``PUBLIC_CHECKS``);
+# scripts/build_exercises.py writes them into labkit/grading/public/
 PUBLIC_SOURCES = {}
 for _name in MODULES:
     _module = importlib.import_module(f"labkit_instructor.exercises.{_name}")
     EXERCISES[_module.EXERCISE.number] = _module.EXERCISE
-    for _spec in _hidden_parts(_name, _module):
+    for _spec in _module.PARTS:
         SPECS[_spec.part] = _spec
-    if hasattr(_module, "PUBLIC_CHECKS"):
-        PUBLIC_SOURCES[_name] = _module.PUBLIC_CHECKS
+    PUBLIC_SOURCES[_name] = _module.PUBLIC_CHECKS
 del _name, _module, _spec
 
 from labkit_instructor.checks import grade_part, spec_for  # noqa: E402

@@ -79,6 +79,9 @@ def _parser():
                    help="run student code without the bubblewrap sandbox (trusted notebooks only)")
     p.add_argument("--export-nbgrader", metavar="DIR",
                    help="write the exercises as an nbgrader source folder into DIR and exit")
+    p.add_argument("--site-url", metavar="URL",
+                   help="with --export-nbgrader: the published book's address, such as https://ORG.github.io/REPO, "
+                        "which the links to its chapters point to (default: $LABKIT_SITE_URL, else plain text)")
     from labkit.grading import course
     course.add_arguments(p)
     p.add_argument("--version", action="version", version=_version())
@@ -160,9 +163,21 @@ def main(argv=None):
     except MaterialError as exc:
         print(f"labkit-grade: {exc}", file=sys.stderr)
         return 2
+    if args.site_url is not None and not args.export_nbgrader:
+        print("labkit-grade: --site-url is for --export-nbgrader (the links of the exported notebooks)",
+              file=sys.stderr)
+        return 2
     if args.export_nbgrader:
-        from labkit.grading.nbgrader_export import export
-        for path in export(args.export_nbgrader, args.exercise, args.instructor):
+        from labkit.grading.nbgrader_export import SITE_VARIABLE, export, site_url_error
+        # the flag, else the environment variable
+        site_url, where = args.site_url, "--site-url"
+        if site_url is None:
+            site_url, where = os.environ.get(SITE_VARIABLE) or None, SITE_VARIABLE
+        problem = site_url_error(site_url)
+        if problem:
+            print(f"labkit-grade: {where} {site_url!r}: {problem}", file=sys.stderr)
+            return 2
+        for path in export(args.export_nbgrader, args.exercise, args.instructor, site_url=site_url or ""):
             print(path)
         return 0
     if not args.paths:

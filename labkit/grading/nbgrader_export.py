@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import nbformat
 
@@ -114,7 +115,27 @@ def assignment_notebook(exercise, mat, site_url=""):
     return nb
 
 
-SITE_VARIABLE = "LABKIT_SITE_URL"      # the published book's address, for `labkit-grade --export-nbgrader`
+SITE_VARIABLE = "LABKIT_SITE_URL"      # the published book's address, when --site-url is not given
+
+
+def site_url_error(site_url):
+    """Why `site_url` cannot be the published book's address (None if it can, or if not given).
+
+    Examples
+    --------
+    >>> site_url_error("https://org.github.io/book") is None
+    True
+    >>> site_url_error("org.github.io/book")
+    'give the address with its scheme, such as https://ORG.github.io/REPO'
+    """
+    if site_url is None:
+        return None
+    parts = urlsplit(site_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return "give the address with its scheme, such as https://ORG.github.io/REPO"
+    if parts.query or parts.fragment:
+        return "give the book's address without a query or #fragment"
+    return None
 
 
 def export(folder, number=None, instructor=None, site_url=None):
@@ -122,10 +143,15 @@ def export(folder, number=None, instructor=None, site_url=None):
     assignment per exercise (`assignment_name`); returns the paths.
 
     The test cells run the hidden checks inside nbgrader's kernel, so nbgrader's autograder needs
-    ``labkit_instructor`` installed (on the instructor's machine, never the students'). Without
-    `site_url`, the address in the environment variable ``LABKIT_SITE_URL`` is used, if any."""
+    ``labkit_instructor`` installed (on the instructor's machine, never the students'). The
+    links to the book's chapters go to `site_url` (``labkit-grade --site-url``); without it, to
+    the address in the environment variable ``LABKIT_SITE_URL``, if any, else they are left as
+    plain text."""
     if site_url is None:
         site_url = os.environ.get(SITE_VARIABLE, "")
+    problem = site_url_error(site_url or None)
+    if problem:
+        raise ValueError(f"site address {site_url!r}: {problem}")
     mat = material.load(instructor)
     EXERCISES = mat.EXERCISES
     if number is not None and number not in EXERCISES:

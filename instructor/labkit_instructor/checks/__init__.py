@@ -1,13 +1,15 @@
-"""The hidden checks: pure functions from a reported answer to a verdict, one module per exercise.
+"""The hidden checks: pure functions from a reported answer to a verdict.
 
-Each checkable part has a `PartSpec` (``labkit_instructor.checks.base.part_spec``): the names it
-reads from the student's notebook, the probe arguments at which a function-valued answer is
-evaluated, and a `grade` function. ``grade_part(part_id, value)`` takes the serialized answer --
-``{name: value}`` as produced by `labkit.grading.reporter.collect` -- and returns a `PartResult`
-(verdict, points, hints).
+Each exercise's checkable parts are the ``PARTS`` of its module in
+``labkit_instructor.exercises``: a `PartSpec` (``labkit_instructor.checks.base.part_spec``) per
+part, with the names it reads from the student's notebook, the probe arguments at which a
+function-valued answer is evaluated, and a `grade` function. This package holds what they share
+(``base``, ``sampling``, ``own_work``) and ``grade_part(part_id, value)``, which takes the
+serialized answer -- ``{name: value}`` as produced by `labkit.grading.reporter.collect` -- and
+returns a `PartResult` (verdict, points, hints).
 
 These functions run in the grader's process on plain JSON data, never in a student's kernel.
-Expected values are computed here from labkit's games and solvers (an LP, exact evaluation, a
+Expected values are computed from labkit's games and solvers (an LP, exact evaluation, a
 stiff ODE integration), not typed in, except where the exercise itself states the number. Hints
 say where to look, never what the answer is.
 """

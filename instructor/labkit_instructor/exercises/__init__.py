@@ -1,7 +1,10 @@
-"""The exercise sources, one module per exercise (``ex27_1`` ... ``ex27_8``), each defining ``EXERCISE``.
+"""The exercises, one module per exercise (``ex27_1`` ... ``lab15``), each the exercise's one source.
 
-Each module is the single source of an exercise: `scripts/build_exercises.py` writes the exercise
-notebook (exercises/) and the executed solution notebook (solutions/) from it, and the grader
-builds its pristine master from it, so the three never drift apart. The registry of all of them is
+Each module defines ``EXERCISE`` (text, answer slots, worked solutions, written parts with their
+points), ``PARTS`` (the hidden checks) and ``PUBLIC_CHECKS`` (the source of the public checks).
+`scripts/build_exercises.py` writes from it the exercise notebook (exercises/), the executed
+solution notebook (solutions/) and the public checks shipped to students
+(labkit/grading/public/<module>.py), and the grader builds its pristine master and grades with
+its ``PARTS``, so none of them drift apart. The registry of all of them is
 ``labkit_instructor.EXERCISES``.
 """

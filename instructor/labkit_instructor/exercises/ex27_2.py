@@ -1,4 +1,15 @@
-"""Exercise 27.2: the biased rock-paper-scissors of chapter 1, Many learners."""
+"""Exercise 27.2: the biased rock-paper-scissors of chapter 1, Many learners.
+
+The whole exercise in one file: the text and worked solutions (`EXERCISE`), the hidden checks
+(`PARTS`) and the public checks shipped to students (`PUBLIC_CHECKS`, which
+scripts/build_exercises.py writes to labkit/grading/public/ex27_2.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from labkit_instructor.checks.base import (BIASED_RPS, Grader, RPS, RPS_EQUILIBRIUM, as_action, as_array,
+    as_number, close_to, part_spec, reported)
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
@@ -116,3 +127,159 @@ EXERCISE = Exercise("27.2", "27_2_biased_rock_paper_scissors", "The biased rock-
            CYCLE_SOLUTION),
     check("27.2(c)"),
 ))
+
+
+# ------------------------------------------------------------------ the hidden checks
+def _grade_27_2_a(value):
+    g = Grader(value)
+    g.item("value", 1, lambda: None if abs(as_number(reported(value, "value"), "value")) < 1e-6 else
+           "compare the game with the one where the players swap roles: A^T = -A")
+    return g.items
+
+
+def _grade_27_2_b(value):
+    g = Grader(value)
+
+    def equilibrium():
+        x = as_array(reported(value, "equilibrium"), "equilibrium", (3,))
+        if not close_to(x, RPS_EQUILIBRIUM, 1e-6):
+            return ("at an interior equilibrium the opponent must be indifferent between its "
+                    "three actions: solve the linear system that says so")
+        return None
+
+    def indifference():
+        u = as_array(reported(value, "payoffs_against_equilibrium"), "payoffs_against_equilibrium", (3,))
+        if not close_to(u, BIASED_RPS @ RPS_EQUILIBRIUM, 1e-6):
+            return "compute A @ y for the equilibrium y: the payoff of each pure strategy against it"
+        return None
+
+    g.item("equilibrium", 1, equilibrium)
+    g.item("indifference", 1, indifference)
+    return g.items
+
+
+def _grade_27_2_c(value):
+    g = Grader(value)
+    average = np.full(3, 1 / 3)
+    payoffs = BIASED_RPS @ average
+
+    def cycle():
+        a = as_array(reported(value, "cycle_average"), "cycle_average", (3,))
+        return None if close_to(a, average, 1e-6) else "equal time on each pure strategy: what mixed strategy is that?"
+
+    def response():
+        a = as_action(reported(value, "best_response_to_average"), "best_response_to_average", RPS)
+        return None if a == int(np.argmax(payoffs)) else "compare A @ (cycle average) entry by entry"
+
+    def gain():
+        v = as_number(reported(value, "gain"), "gain")
+        return None if abs(v - payoffs.max()) < 1e-6 else \
+            "the gain is the best response's payoff minus the average's payoff against itself (0)"
+
+    def nash_conv():
+        v = as_number(reported(value, "nash_conv_of_average"), "nash_conv_of_average")
+        return None if abs(v - 2 * payoffs.max()) < 1e-6 else "NashConv adds up both players' gains"
+
+    g.item("cycle average", 1, cycle)
+    g.item("best response", 1, response)
+    g.item("gain", 1, gain)
+    g.item("NashConv", 1, nash_conv)
+    return g.items
+
+
+PARTS = [
+    part_spec("27.2(a)", ["value"], _grade_27_2_a, 1),
+    part_spec("27.2(b)", ["equilibrium", "payoffs_against_equilibrium"], _grade_27_2_b, 2),
+    part_spec("27.2(c)", ["cycle_average", "best_response_to_average", "gain", "nash_conv_of_average"],
+              _grade_27_2_c, 4),
+]
+
+
+# ------------------------------------------------------------------ the public checks (shipped to students)
+PUBLIC_CHECKS = '''
+"""Public checks of exercise 27.2 (biased rock-paper-scissors): numbers, distributions, actions,
+and what must hold between them, read off the game's matrix (public in labkit).
+
+The value of a matrix game lies between the best pure guarantee of each player: max_i min_j A_ij
+<= value <= min_j max_i A_ij. A fully mixed equilibrium strategy leaves the other player no
+better reply: every action earns the same against it. A best response earns at least as much as
+every other action, and NashConv adds up two gains that are each at least 0.
+"""
+import numpy as np
+
+from labkit.grading.checking import RPS
+from labkit.grading.public.base import FormatChecks, public_part
+from labkit.grading.public.helpers import Wrong, action, as_array, as_number, distribution, number, reported, vector
+
+
+def _matrix():
+    import labkit as lk
+    return lk.games.biased_rock_paper_scissors().A
+
+
+def _between_pure_guarantees(value):
+    A = _matrix()
+    low, high = A.min(axis=1).max(), A.max(axis=0).min()
+    v = as_number(reported(value, "value"), "value")
+    if not low - 1e-9 <= v <= high + 1e-9:
+        raise Wrong(f"`value` is {v:g}, outside [{low:g}, {high:g}]: player 1 can guarantee {low:g} with a pure "
+                    f"action and player 2 can hold it to {high:g}, so the value lies in between")
+
+
+def _consistent(value):
+    A = _matrix()
+    e = as_array(reported(value, "equilibrium"), "equilibrium", (3,))
+    p = as_array(reported(value, "payoffs_against_equilibrium"), "payoffs_against_equilibrium", (3,))
+    if not np.allclose(p, A @ e, atol=1e-6):
+        raise Wrong("`payoffs_against_equilibrium` should hold what rock, paper and scissors earn against your "
+                    "`equilibrium` (entry i is row i of A times the strategy)")
+    if np.ptp(p) > 1e-6:
+        raise Wrong("against an equilibrium that plays every action, no action does better than another: the "
+                    "three payoffs should be equal, and they are not (is `equilibrium` an equilibrium?)")
+
+
+def _best_reply(value):
+    A = _matrix()
+    average = as_array(reported(value, "cycle_average"), "cycle_average", (3,))
+    earned = A @ average
+    chosen = RPS.index(reported(value, "best_response_to_average"))
+    if earned[chosen] < earned.max() - 1e-9:
+        raise Wrong("`best_response_to_average` is not the action that earns the most against `cycle_average`")
+    gain = as_number(reported(value, "gain"), "gain")
+    nash_conv = as_number(reported(value, "nash_conv_of_average"), "nash_conv_of_average")
+    if gain < -1e-9 or nash_conv < gain - 1e-9:
+        raise Wrong("a best response gains at least 0, and NashConv adds both players' gains (each >= 0): "
+                    "0 <= gain <= nash_conv_of_average should hold")
+
+
+def _feedback_a(value):
+    return FormatChecks(value).item("value is a number", lambda: number(value, "value")).item(
+        "value lies between the pure guarantees", lambda: _between_pure_guarantees(value))
+
+
+def _feedback_b(value):
+    f = FormatChecks(value)
+    f.item("equilibrium is a distribution over 3 actions", lambda: distribution(value, "equilibrium", 3))
+    f.item("payoffs_against_equilibrium has 3 entries",
+           lambda: vector(value, "payoffs_against_equilibrium", (3,)))
+    f.item("the payoffs are A times the equilibrium, all equal", lambda: _consistent(value))
+    return f
+
+
+def _feedback_c(value):
+    f = FormatChecks(value)
+    f.item("cycle_average is a distribution", lambda: distribution(value, "cycle_average", 3))
+    f.item("best_response_to_average names an action", lambda: action(value, "best_response_to_average", RPS))
+    f.item("gain is a number", lambda: number(value, "gain"))
+    f.item("nash_conv_of_average is a number >= 0", lambda: number(value, "nash_conv_of_average", low=0))
+    f.item("the best response and the gains agree with the average", lambda: _best_reply(value))
+    return f
+
+
+PARTS = [
+    public_part("27.2(a)", ["value"], 1, _feedback_a),
+    public_part("27.2(b)", ["equilibrium", "payoffs_against_equilibrium"], 2, _feedback_b),
+    public_part("27.2(c)", ["cycle_average", "best_response_to_average", "gain", "nash_conv_of_average"], 4,
+                _feedback_c),
+]
+'''

@@ -1,4 +1,15 @@
-"""Exercise 27.6: the climbing game, and independent learners that settle on the wrong peak."""
+"""Exercise 27.6: the climbing game, and independent learners that settle on the wrong peak.
+
+The whole exercise in one file: the text and worked solutions (`EXERCISE`), the hidden checks
+(`PARTS`) and the public checks shipped to students (`PUBLIC_CHECKS`, which
+scripts/build_exercises.py writes to labkit/grading/public/ex27_6.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from labkit_instructor.checks.base import (ACTIONS3, Grader, Wrong, as_action, as_array, as_pair, close_to,
+    part_spec, probe_results, reported)
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
@@ -161,3 +172,188 @@ EXERCISE = Exercise("27.6", "27_6_climbing_game", "Climbing to the wrong summit"
     answer("27.6(c)", LEARNERS_TEMPLATE, LEARNERS_SOLUTION),
     check("27.6(c)"),
 ))
+
+
+# ------------------------------------------------------------------ the hidden checks
+LEARNER_SEEDS = [(s,) for s in range(2700, 2730)]   # the grader's own; the public check uses 100 to 103
+MISSING_THE_OPTIMUM = 0.6        # share of the runs that must end away from the optimum
+
+
+def climbing_payoffs():
+    """The climbing game's common payoff matrix (from labkit.games, imported when first needed)."""
+    from labkit.games import climbing_game
+    return climbing_game().A
+
+
+def pure_equilibria(A, B):
+    """Joint actions (a, b) where neither player gains by deviating alone."""
+    return {(a, b) for a in range(A.shape[0]) for b in range(A.shape[1])
+            if A[a, b] >= A[:, b].max() and B[a, b] >= B[a, :].max()}
+
+
+def _grade_27_6_a(value):
+    g = Grader(value)
+    A = climbing_payoffs()
+
+    def equilibria():
+        pairs = reported(value, "pure_equilibria")
+        if not isinstance(pairs, list):
+            raise Wrong("`pure_equilibria` should be a list of pairs such as ('a', 'c')")
+        got = {as_pair(p, "pure_equilibria") for p in pairs}
+        want = pure_equilibria(A, A)
+        if got == want:
+            return None
+        if got - want:
+            return "one of your joint actions has a player who gains by deviating alone"
+        return "you are missing an equilibrium: check every joint action, including the unattractive ones"
+
+    g.item("pure equilibria", 1, equilibria)
+    return g.items
+
+
+def _grade_27_6_b(value):
+    g = Grader(value)
+    A = climbing_payoffs()
+    row_values, col_values = A.mean(axis=1), A.mean(axis=0)
+
+    def values():
+        v = as_array(reported(value, "values_uniform_partner"), "values_uniform_partner", (3,))
+        return None if close_to(v, row_values, 1e-6) else "average each row of the payoffs over the partner's actions"
+
+    def favoured():
+        r = as_action(reported(value, "favoured_row"), "favoured_row", ACTIONS3)
+        c = as_action(reported(value, "favoured_column"), "favoured_column", ACTIONS3)
+        return None if (r, c) == (int(np.argmax(row_values)), int(np.argmax(col_values))) else \
+            "each agent favours the action with the highest value against a uniform partner"
+
+    g.item("values against a uniform partner", 1, values)
+    g.item("favoured actions", 1, favoured)
+    return g.items
+
+
+def _grade_27_6_c(value):
+    g = Grader(value)
+    A = climbing_payoffs()
+    best = tuple(int(i) for i in np.unravel_index(np.argmax(A), A.shape))
+
+    def simulation():
+        # a simulation of learners that explore at random ends differently for some seeds; an answer
+        # that is the same for all of them states an outcome instead of simulating it
+        results = probe_results(value, "independent_learners", len(LEARNER_SEEDS))
+        pairs = [as_pair(r, "independent_learners(seed)") for r in results]
+        if len(set(pairs)) == 1:
+            return (f"all {len(pairs)} seeds end at the same joint action: simulate the two learners with the "
+                    "seed's random numbers (np.random.default_rng(seed)), exploring long enough that the runs "
+                    "can end differently")
+        wrong = sum(p != best for p in pairs)
+        if wrong < MISSING_THE_OPTIMUM * len(pairs):
+            return ("most of your runs reach the optimum; the pathology shows with value estimates "
+                    "averaged over an exploring partner")
+        return None
+
+    def name():
+        text = str(reported(value, "pathology")).lower().replace("-", "").replace(" ", "")
+        return None if "overgeneraliz" in text or "overgeneralis" in text else \
+            "the pathology has a name in the cooperative MARL literature (two words)"
+
+    g.item("simulated learners, runs that differ with the seed, missing the optimum", 1, simulation)
+    g.item("name of the pathology", 1, name)
+    return g.items
+
+
+PARTS = [
+    part_spec("27.6(a)", ["pure_equilibria"], _grade_27_6_a, 1),
+    part_spec("27.6(b)", ["values_uniform_partner", "favoured_row", "favoured_column"], _grade_27_6_b, 2),
+    part_spec("27.6(c)", ["independent_learners", "pathology"], _grade_27_6_c, 2,
+              {"independent_learners": LEARNER_SEEDS}),
+]
+
+
+# ------------------------------------------------------------------ the public checks (shipped to students)
+PUBLIC_CHECKS = '''
+"""Public checks of exercise 27.6 (the climbing game): lists of joint actions, values, a name, and
+what must hold of them, read off the game's matrix (public in labkit): each listed pair is an
+equilibrium (neither agent gains by changing its action alone), each action's value against a
+uniform partner lies between the worst and the best payoff of its row, the favoured actions are the
+ones with the largest values, and independent learners miss the optimum (a, a) on some public
+seeds (the grader runs its own seeds).
+"""
+import numpy as np
+
+from labkit.grading.checking import ACTIONS3
+from labkit.grading.public.base import FormatChecks, public_part
+from labkit.grading.public.helpers import (Wrong, action, as_array, as_pair, function_results, probe_results,
+                                           reported, text, vector)
+
+SEEDS = [(100,), (101,), (102,), (103,)]
+
+
+def _matrix():
+    import labkit as lk
+    return lk.games.climbing_game().A
+
+
+def _equilibria(value):
+    A = _matrix()
+    for pair in reported(value, "pure_equilibria"):
+        r, c = ACTIONS3.index(pair[0]), ACTIONS3.index(pair[1])
+        if A[r, c] < A[:, c].max() or A[r, c] < A[r, :].max():
+            raise Wrong(f"{tuple(pair)} is not an equilibrium: one agent gains by changing its action alone")
+
+
+def _uniform_values(value):
+    A = _matrix()
+    values = as_array(reported(value, "values_uniform_partner"), "values_uniform_partner", (3,))
+    if np.any(values < A.min(axis=1) - 1e-9) or np.any(values > A.max(axis=1) + 1e-9):
+        raise Wrong("against a uniform partner an action earns an average of its row's payoffs, which lies between "
+                    "the row's smallest and largest payoff")
+    if values[ACTIONS3.index(reported(value, "favoured_row"))] < values.max() - 1e-9:
+        raise Wrong("`favoured_row` should be the action with the largest value in `values_uniform_partner`")
+
+
+def _misses(value):
+    ends = [tuple(r) for r in probe_results(value, "independent_learners", len(SEEDS))]
+    if all(end == ("a", "a") for end in ends):
+        raise Wrong(f"your learners found the optimum (a, a) on all {len(SEEDS)} public seeds: independent learners "
+                    "that each treat the other as part of the environment, exploring at random early on, are "
+                    "expected to miss it")
+
+
+def _pairs(value):
+    pairs = reported(value, "pure_equilibria")
+    if not isinstance(pairs, list) or not pairs:
+        raise Wrong("`pure_equilibria` should be a non-empty list of pairs such as ('a', 'c')")
+    for p in pairs:
+        as_pair(p, "pure_equilibria", ACTIONS3)
+
+
+def _feedback_a(value):
+    return FormatChecks(value).item("pure_equilibria is a list of joint actions", lambda: _pairs(value)).item(
+        "each listed pair is an equilibrium", lambda: _equilibria(value))
+
+
+def _feedback_b(value):
+    f = FormatChecks(value)
+    f.item("values_uniform_partner has 3 entries", lambda: vector(value, "values_uniform_partner", (3,)))
+    f.item("favoured_row and favoured_column name actions",
+           lambda: action(value, "favoured_row", ACTIONS3) or action(value, "favoured_column", ACTIONS3))
+    f.item("the values are row averages, the favoured row the best", lambda: _uniform_values(value))
+    return f
+
+
+def _feedback_c(value):
+    f = FormatChecks(value)
+    f.item("independent_learners(seed) returns a joint action",
+           lambda: function_results(value, "independent_learners", len(SEEDS),
+                                    lambda r, label: as_pair(r, label, ACTIONS3)))
+    f.item("the learners miss (a, a) on some public seed", lambda: _misses(value))
+    f.item("pathology is a name", lambda: text(value, "pathology"))
+    return f
+
+
+PARTS = [
+    public_part("27.6(a)", ["pure_equilibria"], 1, _feedback_a),
+    public_part("27.6(b)", ["values_uniform_partner", "favoured_row", "favoured_column"], 2, _feedback_b),
+    public_part("27.6(c)", ["independent_learners", "pathology"], 2, _feedback_c, {"independent_learners": SEEDS}),
+]
+'''

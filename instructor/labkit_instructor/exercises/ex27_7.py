@@ -1,4 +1,15 @@
-"""Exercise 27.7: what additive (VDN) and monotonic (QMIX-style) value factorizations can represent."""
+"""Exercise 27.7: what additive (VDN) and monotonic (QMIX-style) value factorizations can represent.
+
+The whole exercise in one file: the text and worked solutions (`EXERCISE`), the hidden checks
+(`PARTS`) and the public checks shipped to students (`PUBLIC_CHECKS`, which
+scripts/build_exercises.py writes to labkit/grading/public/ex27_7.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from labkit_instructor.checks.base import Grader, as_array, as_pair, close_to, part_spec, probe_results, reported
+from labkit_instructor.exercises.ex27_6 import climbing_payoffs
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
@@ -127,3 +138,159 @@ EXERCISE = Exercise("27.7", "27_7_value_factorization", "What value factorizatio
     """),
     written("27.7(c)", ANSWER_C, points=1),
 ))
+
+
+# ------------------------------------------------------------------ the hidden checks
+def vdn_fit(Q):
+    """Least-squares Q1(a) + Q2(b) over all joint actions, equal weights: row mean + column
+    mean - grand mean (the two-way additive model)."""
+    Q = np.asarray(Q, float)
+    return Q.mean(axis=1, keepdims=True) + Q.mean(axis=0, keepdims=True) - Q.mean()
+
+
+def monotonic_representable(Q):
+    """True when Q(a, b) = f(Q1(a), Q2(b)) for some f non-decreasing in each argument: every two
+    rows are ordered the same way in every column, and every two columns in every row."""
+    Q = np.asarray(Q, float)
+
+    def consistent(M):
+        d = M[:, None, :] - M[None, :, :]          # d[i, j, k] = M[i, k] - M[j, k]
+        return not np.any((d > 0).any(axis=2) & (d < 0).any(axis=2))
+    return bool(consistent(Q) and consistent(Q.T))
+
+
+def _monotone_probes():
+    rng = np.random.default_rng(2707)
+    additive = np.add.outer(rng.normal(size=3), rng.normal(size=4))
+    return [np.array([[11.0, -30.0, 0.0], [-30.0, 7.0, 6.0], [0.0, 0.0, 5.0]]),
+            additive, np.exp(additive), np.maximum(additive, 0.5),
+            np.array([[1.0, 2.0], [2.0, 1.0]]),
+            np.array([[0.0, 1.0, 1.0], [0.0, 2.0, 1.0]]),
+            np.array([[3.0, 1.0], [2.0, 0.0], [4.0, 5.0]]),
+            rng.normal(size=(3, 3))]
+
+
+MONOTONE_PROBES = [(Q,) for Q in _monotone_probes()]
+
+
+def _grade_27_7_a(value):
+    g = Grader(value)
+    A = climbing_payoffs()
+    fit = vdn_fit(A)
+
+    def q_tot():
+        Q = as_array(reported(value, "q_tot"), "q_tot", (3, 3))
+        return None if close_to(Q, fit, 1e-6) else \
+            "minimize the sum of squared errors over all nine joint actions; the fit is unique up to shifting Q1 and Q2"
+
+    def greedy():
+        pair = as_pair(reported(value, "greedy_joint_action"), "greedy_joint_action")
+        return None if pair == tuple(int(i) for i in np.unravel_index(np.argmax(fit), fit.shape)) else \
+            "the greedy joint action maximizes the fitted Q_tot, not the true payoffs"
+
+    g.item("least-squares VDN fit", 1, q_tot)
+    g.item("greedy joint action of the fit", 1, greedy)
+    return g.items
+
+
+def _grade_27_7_b(value):
+    g = Grader(value)
+
+    def climbing():
+        (r,) = probe_results(value, "monotonic_representable", len(MONOTONE_PROBES))[:1]
+        return None if r is False else "look for two rows whose order flips from one column to another"
+
+    def all_probes():
+        results = probe_results(value, "monotonic_representable", len(MONOTONE_PROBES))
+        want = [monotonic_representable(Q) for (Q,) in MONOTONE_PROBES]
+        if any(not isinstance(r, bool) for r in results):
+            return "`monotonic_representable(Q)` should return True or False"
+        return None if list(results) == want else \
+            "your test disagrees on some test matrices; think of ties and of columns as well as rows"
+
+    g.item("the climbing game", 1, climbing)
+    g.item("other matrices", 1, all_probes)
+    return g.items
+
+
+PARTS = [
+    part_spec("27.7(a)", ["q_tot", "greedy_joint_action"], _grade_27_7_a, 2),
+    part_spec("27.7(b)", ["monotonic_representable"], _grade_27_7_b, 2,
+              {"monotonic_representable": MONOTONE_PROBES}),
+]
+
+
+# ------------------------------------------------------------------ the public checks (shipped to students)
+PUBLIC_CHECKS = '''
+"""Public checks of exercise 27.7 (value factorization): a 3x3 fit that is a sum of per-agent
+values, its greedy joint action, and the representability test on matrices worked out by hand (the
+grader's matrices are other ones).
+
+[[1, 2], [3, 4]]: the second row beats the first in both columns, the second column the first in
+both rows, so a monotonic mixer represents it (True). [[0, 1, 0.5], [2, -1, 0]]: the first row is
+below the second in the first column and above it in the second, so no monotonic mixer of
+per-agent values orders them (False). Neither is [[1, 0], [0, 1]] (False), nor [[0, 1], [3, 2]],
+whose rows keep their order but whose columns do not (False).
+"""
+import numpy as np
+
+from labkit.grading.checking import ACTIONS3
+from labkit.grading.public.base import FormatChecks, public_part
+from labkit.grading.public.helpers import Wrong, as_array, function_results, pair, probe_results, reported, vector
+
+PROBES = [(np.array([[1.0, 2.0], [3.0, 4.0]]),), (np.array([[0.0, 1.0, 0.5], [2.0, -1.0, 0.0]]),),
+          (np.array([[1.0, 0.0], [0.0, 1.0]]),), (np.array([[0.0, 1.0], [3.0, 2.0]]),)]
+REPRESENTABLE = [True, False, False, False]          # worked out in the docstring
+
+
+def _additive(value):
+    q = as_array(reported(value, "q_tot"), "q_tot", (3, 3))
+    interaction = q - q[:, :1] - q[:1, :] + q[0, 0]
+    if np.abs(interaction).max() > 1e-6:
+        raise Wrong("a VDN fit is Q1(a) + Q2(b): then Q(a, b) - Q(a, b') - Q(a', b) + Q(a', b') = 0 for all "
+                    "actions, and yours is not")
+
+
+def _greedy(value):
+    q = as_array(reported(value, "q_tot"), "q_tot", (3, 3))
+    want = {(ACTIONS3[i], ACTIONS3[j]) for i, j in zip(*np.nonzero(q >= q.max() - 1e-9), strict=True)}
+    got = tuple(reported(value, "greedy_joint_action"))
+    if got not in want:
+        raise Wrong(f"`greedy_joint_action` {got} is not where your q_tot is largest")
+
+
+def _known(value):
+    for (Q,), got, want in zip(PROBES, probe_results(value, "monotonic_representable", len(PROBES)),
+                                 REPRESENTABLE, strict=False):
+        if got is not want:
+            raise Wrong(f"`monotonic_representable({Q.tolist()})` gave {got}, this case gives {want}: a monotonic "
+                        "mixer keeps the order of each agent's actions the same whatever the other does, in rows and "
+                        "in columns")
+
+
+def _boolean(result, label):
+    if not isinstance(result, bool):
+        raise Wrong(f"`{label}` should return True or False")
+
+
+def _feedback_a(value):
+    f = FormatChecks(value)
+    f.item("q_tot is a 3x3 array", lambda: vector(value, "q_tot", (3, 3)))
+    f.item("q_tot is a sum of per-agent values", lambda: _additive(value))
+    f.item("greedy_joint_action is a joint action", lambda: pair(value, "greedy_joint_action", ACTIONS3))
+    f.item("greedy_joint_action maximizes q_tot", lambda: _greedy(value))
+    return f
+
+
+def _feedback_b(value):
+    return FormatChecks(value).item(
+        "monotonic_representable(Q) returns True or False",
+        lambda: function_results(value, "monotonic_representable", len(PROBES), _boolean)).item(
+        "monotonic_representable on four small matrices", lambda: _known(value))
+
+
+PARTS = [
+    public_part("27.7(a)", ["q_tot", "greedy_joint_action"], 2, _feedback_a),
+    public_part("27.7(b)", ["monotonic_representable"], 2, _feedback_b, {"monotonic_representable": PROBES}),
+]
+'''

@@ -1,4 +1,17 @@
-"""Exercise 27.8: intransitive preferences, Bradley-Terry, and the Nash equilibrium of a preference game."""
+"""Exercise 27.8: intransitive preferences, Bradley-Terry, and the Nash equilibrium of a preference game.
+
+The whole exercise in one file: the text and worked solutions (`EXERCISE`), the hidden checks
+(`PARTS`) and the public checks shipped to students (`PUBLIC_CHECKS`, which
+scripts/build_exercises.py writes to labkit/grading/public/ex27_8.py).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import numpy as np
+
+from labkit_instructor.checks.base import (Grader, as_array, as_number, close_to, part_spec, probe_results,
+    reported)
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
 
@@ -121,3 +134,156 @@ EXERCISE = Exercise("27.8", "27_8_intransitive_preferences", "Intransitive prefe
     """),
     written("27.8(c)", ANSWER_C, points=1),
 ))
+
+
+# ------------------------------------------------------------------ the hidden checks
+def _logit(p):
+    return math.log(p / (1 - p))
+
+
+def bradley_terry_consistent(P):
+    """For three responses: the logits around the cycle must add up to zero."""
+    P = np.asarray(P, float)
+    return abs(_logit(P[0, 1]) + _logit(P[1, 2]) + _logit(P[2, 0])) < 1e-9
+
+
+def _preference_probes():
+    s = np.array([0.3, -1.2, 0.5])
+    bt = 1 / (1 + np.exp(-(s[:, None] - s[None, :])))
+    cyc = np.array([[0.5, 0.8, 0.3], [0.2, 0.5, 0.6], [0.7, 0.4, 0.5]])
+    flat = np.full((3, 3), 0.5)
+    skew = np.array([[0.5, 0.9, 0.6], [0.1, 0.5, 0.2], [0.4, 0.8, 0.5]])
+    return [cyc, bt, flat, skew, 1 - cyc]
+
+
+PREFERENCE_PROBES = [(P,) for P in _preference_probes()]
+
+
+@functools.lru_cache(maxsize=1)
+def preference_equilibrium():
+    import labkit as lk
+    policy, _ = lk.zero_sum_equilibrium(lk.games.load("preference_game"))
+    return policy.probs[0].copy()
+
+
+def _grade_27_8_a(value):
+    g = Grader(value)
+    P = PREFERENCE_PROBES[0][0]
+    cycle = _logit(P[0, 1]) + _logit(P[1, 2]) + _logit(P[2, 0])
+
+    def cycle_sum():
+        v = as_number(reported(value, "logit_cycle_sum"), "logit_cycle_sum")
+        return None if abs(v - cycle) < 1e-6 else \
+            "add s(A)-s(B), s(B)-s(C) and s(C)-s(A) as the preferences would require them"
+
+    def test():
+        results = probe_results(value, "bradley_terry_consistent", len(PREFERENCE_PROBES))
+        want = [bradley_terry_consistent(Q) for (Q,) in PREFERENCE_PROBES]
+        return None if list(results) == want else "your test disagrees with the cycle condition on some matrices"
+
+    g.item("logits around the cycle", 1, cycle_sum)
+    g.item("Bradley-Terry test", 1, test)
+    return g.items
+
+
+def _grade_27_8_b(value):
+    g = Grader(value)
+    p = preference_equilibrium()
+    from labkit.games import preference_game
+    M = preference_game().A
+
+    def equilibrium():
+        x = as_array(reported(value, "nash_equilibrium"), "nash_equilibrium", (3,))
+        return None if close_to(x, p, 1e-6) else \
+            "at an interior equilibrium every response must do equally well against it"
+
+    def worst_case():
+        v = as_number(reported(value, "worst_case_payoff"), "worst_case_payoff")
+        return None if abs(v - float((p @ M).min())) < 1e-6 else \
+            "the worst case is the minimum over the opponent's responses of your expected payoff"
+
+    g.item("Nash equilibrium", 1, equilibrium)
+    g.item("worst-case payoff", 1, worst_case)
+    return g.items
+
+
+PARTS = [
+    part_spec("27.8(a)", ["logit_cycle_sum", "bradley_terry_consistent"], _grade_27_8_a, 2,
+              {"bradley_terry_consistent": PREFERENCE_PROBES}),
+    part_spec("27.8(b)", ["nash_equilibrium", "worst_case_payoff"], _grade_27_8_b, 2),
+]
+
+
+# ------------------------------------------------------------------ the public checks (shipped to students)
+PUBLIC_CHECKS = '''
+"""Public checks of exercise 27.8 (intransitive preferences): numbers, the Bradley-Terry test on two
+matrices worked out by hand, and the guarantee of the equilibrium (the grader's matrices are other
+ones).
+
+Strengths 1, 2, 4 give P(i > j) = s_i / (s_i + s_j): P(A > B) = 1/3, P(B > C) = 1/3, P(C > A) = 4/5,
+logits log(1/2) + log(1/2) + log 4 = 0 around the cycle: consistent (True). For
+[[0.5, 0.6, 0.45], [0.4, 0.5, 0.7], [0.55, 0.3, 0.5]] the logits of 0.6, 0.7 and 0.55 are all
+positive: not consistent (False). The preference game is symmetric, so its value is 0: an
+equilibrium earns at least 0 against every response.
+"""
+import numpy as np
+
+from labkit.grading.public.base import FormatChecks, public_part
+from labkit.grading.public.helpers import (Wrong, as_array, as_number, distribution, function_results, number,
+                                           probe_results, reported)
+
+PROBES = [(np.array([[0.5, 0.6, 0.45], [0.4, 0.5, 0.7], [0.55, 0.3, 0.5]]),),
+          (np.array([[0.5, 1 / 3, 0.2], [2 / 3, 0.5, 1 / 3], [0.8, 2 / 3, 0.5]]),)]
+CONSISTENT = [False, True]          # worked out in the docstring
+
+
+def _known(value):
+    for (P,), got, want in zip(PROBES, probe_results(value, "bradley_terry_consistent", len(PROBES)),
+                                 CONSISTENT, strict=False):
+        if got is not want:
+            raise Wrong(f"`bradley_terry_consistent({np.round(P, 3).tolist()})` gave {got}, this case gives {want}: "
+                        "Bradley-Terry needs logit P(i > j) = s(i) - s(j) for some scores s")
+
+
+def _guarantee(value):
+    import labkit as lk
+    M = lk.games.preference_game().A
+    e = as_array(reported(value, "nash_equilibrium"), "nash_equilibrium", (3,))
+    earned = e @ M
+    if earned.min() < -1e-6:
+        raise Wrong("the game is symmetric, so its value is 0, and an equilibrium earns at least 0 against every "
+                    f"response; yours earns {earned.min():.4f} against one")
+    worst = as_number(reported(value, "worst_case_payoff"), "worst_case_payoff")
+    if abs(worst - earned.min()) > 1e-6:
+        raise Wrong("`worst_case_payoff` should be what your `nash_equilibrium` earns against the response that "
+                    "does best against it")
+
+
+def _boolean(result, label):
+    if not isinstance(result, bool):
+        raise Wrong(f"`{label}` should return True or False")
+
+
+def _feedback_a(value):
+    f = FormatChecks(value)
+    f.item("logit_cycle_sum is a number", lambda: number(value, "logit_cycle_sum"))
+    f.item("bradley_terry_consistent(P) returns True or False",
+           lambda: function_results(value, "bradley_terry_consistent", len(PROBES), _boolean))
+    f.item("bradley_terry_consistent on two worked matrices", lambda: _known(value))
+    return f
+
+
+def _feedback_b(value):
+    f = FormatChecks(value)
+    f.item("nash_equilibrium is a distribution over 3 responses", lambda: distribution(value, "nash_equilibrium", 3))
+    f.item("worst_case_payoff is a number", lambda: number(value, "worst_case_payoff"))
+    f.item("the equilibrium earns at least the value 0", lambda: _guarantee(value))
+    return f
+
+
+PARTS = [
+    public_part("27.8(a)", ["logit_cycle_sum", "bradley_terry_consistent"], 2, _feedback_a,
+                {"bradley_terry_consistent": PROBES}),
+    public_part("27.8(b)", ["nash_equilibrium", "worst_case_payoff"], 2, _feedback_b),
+]
+'''

@@ -1,4 +1,21 @@
-"""Exercise 4.1: the importance-weighted counterfactual values of outcome sampling, unbiased on Kuhn poker."""
+"""Exercise 4.1: the importance-weighted counterfactual values of outcome sampling, unbiased on Kuhn poker.
+
+The whole exercise in one file: the text and worked solutions (`EXERCISE`), the hidden checks
+(`PARTS`) and the public checks shipped to students (`PUBLIC_CHECKS`, which
+scripts/build_exercises.py writes to labkit/grading/public/ex4_1.py).
+
+The hidden checks. Chapter 4 (Scaling up) defines the estimator. The reference estimator below is
+tested against labkit's MCCFR (the regrets it implies equal `MCCFR.sampled_regrets` fed the same
+numbers) and, by enumerating every terminal history with its sampling probability, shown to have the
+exact counterfactual values as its expectation.
+"""
+from __future__ import annotations
+
+import functools
+import numpy as np
+
+from labkit_instructor.checks import sampling
+from labkit_instructor.checks.base import Grader, Lazy, as_array, part_spec, probe_results
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, setup, written
 
@@ -168,3 +185,225 @@ EXERCISE = Exercise("4.1", "4_1_sampled_counterfactual_values",
     answer("4.1(b)", MEAN_TEMPLATE, MEAN_SOLUTION),
     check("4.1(b)"),
 ))
+
+
+# ------------------------------------------------------------------ the hidden checks
+EXPLORATION = 0.6
+MEAN_STREAMS = 3000
+STREAM_LENGTH = 6                        # Kuhn: two deals and at most three decisions
+
+
+def kuhn():
+    import labkit as lk
+    return lk.games.load("kuhn_poker")
+
+
+def random_policy(seed, concentration=0.5):
+    legal = kuhn().legal_mask
+    weights = np.random.default_rng(seed).gamma(concentration, size=legal.shape) * legal + 1e-3 * legal
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def stream(seed, length=STREAM_LENGTH):
+    """Uniform numbers in [0, 1), rounded to 6 digits (shorter on their way into the kernel)."""
+    return np.round(np.random.default_rng(seed).random(length), 6).tolist()
+
+
+def shortened(policy, decimals=10):
+    """Rounded to `decimals`, each row's largest entry reset so that the row sums to 1."""
+    p = np.round(policy, decimals)
+    rows, top = np.arange(len(p)), p.argmax(axis=1)
+    p[rows, top] = 0.0
+    p[rows, top] = 1.0 - p.sum(axis=1)
+    return p
+
+
+def _policies():
+    return [shortened(random_policy(41)), shortened(random_policy(42))]
+
+
+def _exact_probes():
+    return [(POLICIES[0], 0, stream(4100 + k), EXPLORATION) for k in range(4)] + \
+           [(POLICIES[1], 1, stream(4110 + k), EXPLORATION) for k in range(4)] + \
+           [(POLICIES[0], 1, stream(4120), 0.3), (POLICIES[1], 0, stream(4121), 1.0)]
+
+
+def _mean_probes():
+    return [(POLICIES[0], 0, [stream(seed) for seed in range(10_000, 10_000 + MEAN_STREAMS)], EXPLORATION),
+            (POLICIES[1], 1, [stream(seed) for seed in range(20_000, 20_000 + MEAN_STREAMS)], 0.3)]
+
+
+# computed when 4.1 is first graded, not at import (6,000 streams of random numbers)
+POLICIES = Lazy(_policies)
+EXACT_PROBES = Lazy(_exact_probes)
+MEAN_PROBES = Lazy(_mean_probes)
+
+
+def sampled_values(policy, player, uniforms, exploration=EXPLORATION, importance=True):
+    """(I, A) sampled counterfactual action values of one outcome-sampling episode on Kuhn poker
+    (`labkit_instructor.checks.sampling.sampled_values`; importance=False leaves the weights out)."""
+    return sampling.sampled_values(kuhn(), policy, player, uniforms, exploration, importance)
+
+
+def exact_values(policy, player):
+    """The exact counterfactual action values at `player`'s infosets (0 elsewhere)."""
+    import labkit as lk
+    q = lk.counterfactual_values(kuhn(), policy)
+    q[kuhn().infoset_player != player] = 0.0
+    return q
+
+
+@functools.lru_cache(maxsize=1)
+def _references():
+    return ([sampled_values(*args) for args in EXACT_PROBES],
+            [sampled_values(*args, importance=False) for args in EXACT_PROBES])
+
+
+@functools.lru_cache(maxsize=1)
+def _standard_errors():
+    """Per probe: the standard error of the mean estimate, entry by entry, from the reference."""
+    errors = []
+    for policy, player, streams, eps in MEAN_PROBES:
+        samples = np.array([sampled_values(policy, player, u, eps) for u in streams])
+        errors.append(samples.std(axis=0, ddof=1) / np.sqrt(len(streams)))
+    return errors
+
+
+def _grade_a(value):
+    g = Grader(value)
+    exact, plain = _references()
+    shape = kuhn().legal_mask.shape
+
+    def on(indices):
+        def test():
+            results = probe_results(value, "sampled_cf_values", len(EXACT_PROBES))
+            got = {k: as_array(results[k], "sampled_cf_values(...)", shape) for k in indices}
+            if all(np.allclose(got[k], exact[k], rtol=1e-9, atol=1e-12) for k in indices):
+                return None
+            if all(np.allclose(got[k], plain[k], rtol=1e-9, atol=1e-12) for k in indices):
+                return ("your values leave out the importance weights: divide by the probability q(h) of having "
+                        "sampled the history and by s(a*) for the sampled action")
+            return ("with the grader's random numbers your values differ from the estimator's: one number per node on "
+                    "the path, in order; the sampled action's value divided by s(a*), the others 0")
+        return test
+
+    g.item("episodes at the default exploration", 1, on(range(8)))
+    g.item("other explorations", 1, on(range(8, len(EXACT_PROBES))))
+    return g.items
+
+
+def _grade_b(value):
+    g = Grader(value)
+
+    def unbiased():
+        results = probe_results(value, "mean_sampled_cf_values", len(MEAN_PROBES))
+        for r, (policy, player, _, _), se in zip(results, MEAN_PROBES, _standard_errors()):
+            mean = as_array(r, "mean_sampled_cf_values(...)", kuhn().legal_mask.shape)
+            exact = exact_values(policy, player)
+            spread = se > 0                      # entries some episode changes
+            if np.max(np.abs(mean - exact)[spread] / se[spread]) > 4.5:
+                return ("over the grader's episodes your mean is more than 4.5 standard errors from the exact "
+                        "counterfactual values somewhere: the estimator is biased")
+        return None
+
+    g.item("the mean over many episodes is the exact value", 1, unbiased)
+    return g.items
+
+
+PARTS = [
+    part_spec("4.1(a)", ["sampled_cf_values"], _grade_a, 2, {"sampled_cf_values": EXACT_PROBES}),
+    part_spec("4.1(b)", ["mean_sampled_cf_values"], _grade_b, 1, {"mean_sampled_cf_values": MEAN_PROBES}),
+]
+
+
+# ------------------------------------------------------------------ the public checks (shipped to students)
+PUBLIC_CHECKS = '''
+"""Public checks of exercise 4.1 (sampled counterfactual values): shapes, where an episode can put a
+nonzero value, and the values of public episodes worked out by hand (the grader's policies and
+streams are other ones).
+
+With the uniform policy and exploration 0.6 the sampling policy is uniform too. The stream
+(0.954, 0.768, 0.126, 0.827, 0.849, ...) deals player 1 the K and player 2 the Q, then samples
+pass, bet, bet: player 1 wins 2 at the showdown. The chance and player-2 probability of that
+history is 1/6 * 1/2 = 1/12 and its sampling probability 1/6 * 1/8 = 1/48, so the sampled value
+of betting at K|pb is 2 * (1/12) / (1/48) = 8, and that of passing at K| is 8 times player 1's own
+probability of going on from there (betting at K|pb, 1/2): 4. The mean over three streams for
+player 2 is a third of each episode's values added up.
+"""
+import numpy as np
+
+from labkit.grading.public.base import FormatChecks, public_part
+from labkit.grading.public.helpers import Wrong, as_array, expect, probe_results
+
+UNIFORM = np.full((12, 2), 0.5)
+STREAMS = np.random.default_rng(41).random((3, 6)).tolist()
+WEIGHT_HINT = ("an episode's sampled value of an action is the terminal payoff times the probability of the others "
+               "(chance and the opponent) reaching it and the player's own probability from after the action, over "
+               "the sampling probability of the whole history")
+
+
+def _table(entries):
+    """A (12, 2) table of zeros with the given {(infoset, action): value}."""
+    table = np.zeros((12, 2))
+    for (row, col), v in entries.items():
+        table[row, col] = v
+    return table
+
+
+def _key(name, action):
+    import labkit as lk
+    return lk.games.load("kuhn_poker").infoset_index(name), ("pass", "bet").index(action)
+
+
+def _episode_case(value):
+    q = as_array(probe_results(value, "sampled_cf_values", 1)[0], "sampled_cf_values(...)", (12, 2))
+    expect(q, _table({_key("K|", "pass"): 4.0, _key("K|pb", "bet"): 8.0}),
+           "sampled_cf_values(uniform, 0, public stream, 0.6)", WEIGHT_HINT)
+
+
+def _mean_case(value):
+    q = as_array(probe_results(value, "mean_sampled_cf_values", 1)[0], "mean_sampled_cf_values(...)", (12, 2))
+    expect(q, _table({_key("Q|p", "bet"): -4 / 3, _key("K|p", "bet"): 4 / 3, _key("J|b", "bet"): -4 / 3}),
+           "mean_sampled_cf_values(uniform, 1, three public streams, 0.6)",
+           "the mean is over the streams, a third of the three episodes' values added up; " + WEIGHT_HINT)
+
+
+def _player_rows(player):
+    import labkit as lk
+    return lk.games.load("kuhn_poker").infoset_player == player
+
+
+def _one_episode(value):
+    q = as_array(probe_results(value, "sampled_cf_values", 1)[0], "sampled_cf_values(...)", (12, 2))
+    if np.any(q[~_player_rows(0)] != 0):
+        raise Wrong("an episode for player 1 gives values only at player 1's information sets")
+    if np.any((q != 0).sum(axis=1) > 1):
+        raise Wrong("an episode samples one action per information set: the other action's value is 0")
+
+
+def _mean(value):
+    q = as_array(probe_results(value, "mean_sampled_cf_values", 1)[0], "mean_sampled_cf_values(...)", (12, 2))
+    if np.any(q[~_player_rows(1)] != 0):
+        raise Wrong("episodes for player 2 give values only at player 2's information sets")
+
+
+def _feedback(*items):
+    def feedback(value):
+        f = FormatChecks(value)
+        for label, test in items:
+            f.item(label, lambda test=test: test(value))
+        return f
+    return feedback
+
+
+PARTS = [
+    public_part("4.1(a)", ["sampled_cf_values"], 2,
+                _feedback(("sampled_cf_values gives a (12, 2) array with one sampled action per infoset", _one_episode),
+                          ("the values of a public episode (4 and 8)", _episode_case)),
+                {"sampled_cf_values": [(UNIFORM, 0, STREAMS[0], 0.6)]}),
+    public_part("4.1(b)", ["mean_sampled_cf_values"], 1,
+                _feedback(("mean_sampled_cf_values gives a (12, 2) array", _mean),
+                          ("the mean of three public episodes", _mean_case)),
+                {"mean_sampled_cf_values": [(UNIFORM, 1, STREAMS, 0.6)]}),
+]
+'''

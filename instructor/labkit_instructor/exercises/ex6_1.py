@@ -1,4 +1,20 @@
-"""Exercise 6.1: deviations of each type at an information set, and the regrets of recorded play."""
+"""Exercise 6.1: deviations of each type at an information set, and the regrets of recorded play.
+
+The whole exercise in one file: the text and worked solutions (`EXERCISE`), the hidden checks
+(`PARTS`) and the public checks shipped to students (`PUBLIC_CHECKS`, which
+scripts/build_exercises.py writes to labkit/grading/public/ex6_1.py).
+
+The hidden checks. Chapter 6 (Hindsight rationality) defines the types. The references are labkit's:
+the counts come from the regret tables EFR keeps (`labkit.efr.deviation_structure`), tested against
+the formulas of the chapter's table, and the regrets from `labkit.hindsight`, which applies every
+deviation to the recorded strategies and evaluates it on the tree.
+"""
+from __future__ import annotations
+
+import functools
+import numpy as np
+
+from labkit_instructor.checks.base import Grader, Lazy, Wrong, as_number, kind_of, part_spec, probe_results
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, setup, written
 
@@ -163,3 +179,184 @@ EXERCISE = Exercise("6.1", "6_1_deviation_regrets", "Counting deviations and mea
     check("6.1(b)"),
     written("6.1(b)", ANSWER_B, points=1),
 ))
+
+
+# ------------------------------------------------------------------ the hidden checks
+TYPES = ("act", "act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv")
+COUNT_PROBES = [("Js||cr|",), ("Jh|Ks|rrc|r",), ("Qs|Kh|cc|rr",), ("Ks|Jh|crc|crr",), ("Kh|Ks|crrc|cr",)]
+
+
+def game(name):
+    import labkit as lk
+    return lk.games.load(name)
+
+
+def reference_counts(key):
+    """{type: number of regrets EFR keeps at the Leduc infoset `key`}."""
+    from labkit.efr import deviation_structure
+    leduc = game("leduc_poker")
+    I = leduc.infoset_index(key)
+    out = {}
+    for name in TYPES:
+        structure = deviation_structure(leduc, name)
+        out[name] = int(structure.row_active[structure.row_infoset == I].sum())
+    return out
+
+
+def recorded_cfr(rounds):
+    """The current strategies CFR plays on Kuhn poker in rounds 1..rounds."""
+    import labkit as lk
+    solver, played = lk.CFR(game("kuhn_poker")), []
+    for _ in range(rounds):
+        played.append(solver.current_policy().probs)
+        solver.step()
+    return played
+
+
+def recorded_random(rounds, seed):
+    legal = game("kuhn_poker").legal_mask
+    rng = np.random.default_rng(seed)
+    return [w / w.sum(axis=1, keepdims=True) for w in (rng.gamma(0.5, size=legal.shape) + 1e-3 for _ in range(rounds))]
+
+
+def _recordings():
+    return [recorded_cfr(25), recorded_random(15, 61)]
+
+
+def _regret_probes():
+    return [(rec, p) for rec in RECORDINGS for p in (0, 1)]
+
+
+# computed when 6.1(b) is first graded, not at import (CFR's 25 rounds load labkit's kernels)
+RECORDINGS = Lazy(_recordings)
+REGRET_PROBES = Lazy(_regret_probes)
+
+
+@functools.lru_cache(maxsize=None)
+def reference_regrets(kind):
+    from labkit import hindsight
+    return [hindsight.deviation_regret(game("kuhn_poker"), rec, p, kind) for rec, p in REGRET_PROBES]
+
+
+def _grade_a(value):
+    g = Grader(value)
+
+    def types(names):
+        def test():
+            results = probe_results(value, "count_deviations", len(COUNT_PROBES))
+            for (key,), r in zip(COUNT_PROBES, results):
+                if not isinstance(r, dict):
+                    raise Wrong(f"`count_deviations(key)` should return a dict {{type: count}}, got {kind_of(r)}")
+                expected = reference_counts(key)
+                for name in names:
+                    if name not in r:
+                        return f"`count_deviations(key)` has no entry {name!r}"
+                    if as_number(r[name], f"count_deviations(key)[{name!r}]") != expected[name]:
+                        return (f"your count for {name!r} is wrong at a deeper information set: count the player's "
+                                "decisions before it (d) and their numbers of actions (n_k)")
+            return None
+        return test
+
+    g.item("action and counterfactual types", 1, types(("act", "act_in", "cf", "cf_in")))
+    g.item("partial sequence and behavioral types", 1, types(("bps", "cfps", "csps", "tips", "bhv")))
+    return g.items
+
+
+def _grade_b(value):
+    g = Grader(value)
+
+    def regret(name, kind, other):
+        def test():
+            results = probe_results(value, name, len(REGRET_PROBES))
+            got = [as_number(r, f"{name}(profiles, player)") for r in results]
+            if all(abs(x - y) <= 1e-9 for x, y in zip(got, reference_regrets(kind))):
+                return None
+            if all(abs(x - y) <= 1e-9 for x, y in zip(got, reference_regrets(other))):
+                return ("that is the regret for the other type: a blind action deviation follows the strategy "
+                        "everywhere but at I; a blind counterfactual one plays straight to I")
+            return ("the regret is the largest, over the type's deviations, of the summed payoff gains over the "
+                    "rounds, each round's gain computed with that round's strategies of both players")
+        return test
+
+    g.item("blind action deviations", 1, regret("blind_action_regret", "act", "cf"))
+    g.item("blind counterfactual deviations", 1, regret("blind_cf_regret", "cf", "act"))
+    return g.items
+
+
+PARTS = [
+    part_spec("6.1(a)", ["count_deviations"], _grade_a, 2, {"count_deviations": COUNT_PROBES}),
+    part_spec("6.1(b)", ["blind_action_regret", "blind_cf_regret"], _grade_b, 2,
+              {"blind_action_regret": REGRET_PROBES, "blind_cf_regret": REGRET_PROBES}),
+]
+
+
+# ------------------------------------------------------------------ the public checks (shipped to students)
+PUBLIC_CHECKS = '''
+"""Public checks of exercise 6.1 (deviation counts and regrets): whole numbers for every type,
+regrets that cannot be negative when the same strategies are played every round, and the values of
+public cases (the grader's infosets and recorded plays are other ones).
+
+At a player's first decision ("Ks|||": call or raise) nothing came before, so every type keeps the
+2 swaps of one legal action for the other. The counts at "Qh||cr|" and the two regrets of three
+rounds of uniform play are small numbers from labkit's deviation structures and hindsight module
+(the course's tests recompute them there).
+"""
+import numpy as np
+
+from labkit.grading.public.base import FormatChecks, public_part
+from labkit.grading.public.helpers import Wrong, as_number, expect, kind_of, probe_results
+
+TYPES = ("act", "act_in", "cf", "cf_in", "bps", "cfps", "csps", "tips", "bhv")
+REPEATED = [np.full((12, 2), 0.5)] * 3
+COUNT_KEYS = [("Ks|||",), ("Qh||cr|",)]
+COUNTS = [dict.fromkeys(TYPES, 2),
+          {"act": 3, "act_in": 6, "cf": 3, "cf_in": 6, "bps": 6, "cfps": 12, "csps": 12, "tips": 18, "bhv": 12}]
+UNIFORM_REGRETS = {"blind_action_regret": 0.375, "blind_cf_regret": 0.75}     # three rounds of uniform play
+
+
+def _count_cases(value):
+    for (key,), got, want in zip(COUNT_KEYS, probe_results(value, "count_deviations", len(COUNT_KEYS)),
+                                   COUNTS, strict=False):
+        for name in TYPES:
+            expect(as_number(got[name], name), want[name], f"count_deviations({key!r})[{name!r}]",
+                   "count the deviations of that type that end at this information set, one regret each")
+
+
+def _regret_cases(value):
+    for name, want in UNIFORM_REGRETS.items():
+        expect(as_number(probe_results(value, name, 1)[0], name), want, f"{name}(three rounds of uniform play, ...)",
+               "the regret is the best blind deviation's gain over the rounds played, added up over the rounds")
+
+
+def _counts(value):
+    r = probe_results(value, "count_deviations", len(COUNT_KEYS))[0]
+    if not isinstance(r, dict):
+        raise Wrong(f"`count_deviations(key)` should return a dict {{type: count}}, got {kind_of(r)}")
+    for name in TYPES:
+        if name not in r:
+            raise Wrong(f"`count_deviations(key)` has no entry {name!r}")
+        v = as_number(r[name], f"count_deviations(key)[{name!r}]")
+        if v < 1 or not v.is_integer():
+            raise Wrong(f"`count_deviations(key)[{name!r}]` should be a positive whole number")
+
+
+def _regrets(value):
+    for name in ("blind_action_regret", "blind_cf_regret"):
+        if as_number(probe_results(value, name, 1)[0], f"{name}(profiles, player)") < -1e-9:
+            raise Wrong(f"with the same strategies in every round, `{name}` cannot be negative: some action at "
+                        "the first decision does at least as well as the strategy's mixture")
+
+
+PARTS = [
+    public_part("6.1(a)", ["count_deviations"], 2,
+                lambda value: FormatChecks(value).item("count_deviations gives a whole number per type",
+                                                       lambda: _counts(value))
+                .item("the counts at two public information sets", lambda: _count_cases(value)),
+                {"count_deviations": COUNT_KEYS}),
+    public_part("6.1(b)", ["blind_action_regret", "blind_cf_regret"], 2,
+                lambda value: FormatChecks(value).item("both regrets are numbers, >= 0 for repeated play",
+                                                       lambda: _regrets(value))
+                .item("the regrets of three rounds of uniform play", lambda: _regret_cases(value)),
+                {"blind_action_regret": [(REPEATED, 0)], "blind_cf_regret": [(REPEATED, 1)]}),
+]
+'''
