@@ -176,8 +176,11 @@ regularized payoffs are constant over actions: $A\hat y - \alpha\ln(\hat x/\rho)
 $-A^\top\hat x - \alpha\ln(\hat y/\varsigma) = c_2\mathbf 1$. Substituting $A\hat y$ and $A^\top \hat x$
 from these, the bilinear terms and the constants cancel and what is left is
 
-$$\dot{\hat D} = -\alpha\,(x - \hat x)^\top(\ln x - \ln\hat x) - \alpha\,(y - \hat y)^\top(\ln y - \ln\hat y)
-= -\alpha\bigl[D_{\mathrm{KL}}(x\|\hat x) + D_{\mathrm{KL}}(\hat x\|x) + D_{\mathrm{KL}}(y\|\hat y) + D_{\mathrm{KL}}(\hat y\|y)\bigr] \le 0,$$
+$$\begin{aligned}
+\dot{\hat D} &= -\alpha\,(x - \hat x)^\top(\ln x - \ln\hat x) - \alpha\,(y - \hat y)^\top(\ln y - \ln\hat y)\\
+&= -\alpha\bigl[D_{\mathrm{KL}}(x\|\hat x) + D_{\mathrm{KL}}(\hat x\|x)
++ D_{\mathrm{KL}}(y\|\hat y) + D_{\mathrm{KL}}(\hat y\|y)\bigr] \le 0,
+\end{aligned}$$
 
 with equality only at $(\hat x, \hat y)$. The entropy term makes the flow strictly contracting, so the
 current strategies themselves converge, to the regularized equilibrium.
