@@ -7,6 +7,7 @@ scripts/build_exercises.py writes to labkit/grading/public/ex27_3.py).
 from __future__ import annotations
 
 import functools
+
 import numpy as np
 
 from labkit_instructor.checks.base import (BIASED_RPS, Grader, RPS_EQUILIBRIUM, as_array, close_to,

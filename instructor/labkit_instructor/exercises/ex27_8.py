@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+
 import numpy as np
 
 from labkit_instructor.checks.base import (Grader, as_array, as_number, close_to, part_spec, probe_results,

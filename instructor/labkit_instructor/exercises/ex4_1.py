@@ -12,6 +12,7 @@ exact counterfactual values as its expectation.
 from __future__ import annotations
 
 import functools
+
 import numpy as np
 
 from labkit_instructor.checks import sampling

@@ -12,6 +12,7 @@ deviation to the recorded strategies and evaluates it on the tree.
 from __future__ import annotations
 
 import functools
+
 import numpy as np
 
 from labkit_instructor.checks.base import Grader, Lazy, Wrong, as_number, kind_of, part_spec, probe_results

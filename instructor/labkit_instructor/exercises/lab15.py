@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import threading
+
 import numpy as np
 
 from labkit.grading import fresh

@@ -1,5 +1,8 @@
 """The public checks of the exercises, one module per exercise (same part ids as the hidden checks).
 
+Each module but ``base`` and ``helpers`` is generated: scripts/build_exercises.py writes it from
+the ``PUBLIC_CHECKS`` of the exercise's one source in the instructor package (edit it there).
+
 ``check("27.4(a)")`` in a student's notebook collects the part's names (`labkit.grading.reporter`),
 evaluates function-valued answers at the public probe arguments, and prints the line of
 `feedback`: the form of the answer and its values on public cases worked out by hand, never its
