@@ -16,14 +16,15 @@ serves) and scripts/build_lite.py does the same for the browser copies. What bec
 - ``{numref}`fig-name``` -> "Figure 2.1", numbered as on the site, linked to the figure;
 - ``{cite:t}`key``` -> "Brown (1951)", ``{cite:p}`a,b``` -> "(Brown, 1951; Robinson, 1951)",
   and a last cell lists the works cited;
-- admonitions -> a blockquote with the title in bold; ``{glue:figure}`` -> the caption, in bold
-  "Figure 2.1." first (the figure itself is the output of the cell before it);
+- admonitions -> a blockquote with the title in bold;
+- a figure (a code cell whose output myst-nb places as a figure, by the ``mystnb.figure`` name and
+  caption in its metadata) -> a Markdown cell after it with the caption, "Figure 2.1." first in bold;
 - ``(label)=`` targets are dropped; anything else in braces keeps its text.
 
 Links go to the published site when the book's config names it (``html.baseurl``, e.g.
 https://org.github.io/book/); without it the text stays, unlinked, and links between notebooks
 stay relative (they work in the browser copy, and between notebooks downloaded side by side).
-Code cells and outputs are never changed.
+Code cells and outputs are never changed (the caption cells are added beside them).
 """
 from __future__ import annotations
 
@@ -39,13 +40,14 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 ADMONITIONS = ("admonition", "note", "tip", "warning", "important", "hint", "caution", "attention",
                "danger", "error", "seealso")
-FIGURES = ("glue:figure", "figure")
+FIGURES = ("figure",)
 # what is left of MyST if a conversion missed something: a role, a directive fence, its options
 LEFTOVER = re.compile(r"\{[a-z][\w:-]*\}`|^\s*(?:`{3,}|:{3,})\s*\{|^\s*:(?:class|name|alt|label):|^:::",
                       re.M)
 ROLE = re.compile(r"\{(?P<role>[a-z][\w:-]*)\}`(?P<content>[^`]+)`")
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|:{3,})\s*(?:\{(?P<name>[^}]+)\})?\s*(?P<arg>.*)$")
 TARGET = re.compile(r"^\((?P<label>[^)\s]+)\)=\s*$")
+CAPTION_ID = "-caption"       # the id of the caption cell added after a figure: the figure cell's + this
 OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 
 
@@ -83,6 +85,33 @@ def _page_source(root: Path, docname: str) -> str:
             nb = nbformat.read(path, as_version=4)
             return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     return ""
+
+
+def figure_options(cell) -> dict:
+    """The myst-nb figure options of a code cell (``metadata.mystnb.figure``: name, caption), or {}."""
+    if cell.get("cell_type") != "code":
+        return {}
+    options = ((cell.get("metadata") or {}).get("mystnb") or {}).get("figure")
+    return dict(options) if isinstance(options, dict) else {}
+
+
+def _page_figures(root: Path, docname: str) -> list:
+    """The names of a page's numbered figures in the order they appear: ``{figure}`` directives in
+    Markdown, and code cells whose output is a named figure (myst-nb's ``mystnb.figure``)."""
+    directive = re.compile(r"^\s*(?:`{3,}|:{3,})\s*\{figure\}[^\n]*\n(?:\s*:[\w-]+:.*\n)*?\s*:name:\s*(\S+)", re.M)
+    for suffix in (".ipynb", ".md"):
+        path = root / f"{docname}{suffix}"
+        if path.is_file() and suffix == ".md":
+            return directive.findall(path.read_text(encoding="utf-8"))
+        if path.is_file():
+            names = []
+            for cell in nbformat.read(path, as_version=4).cells:
+                if cell.cell_type == "markdown":
+                    names += directive.findall(cell.source + "\n")
+                elif figure_options(cell).get("name"):
+                    names.append(str(figure_options(cell)["name"]))
+            return names
+    return []
 
 
 def _toc_parts(toc: dict):
@@ -125,9 +154,7 @@ def load_book(root: Path = ROOT, config: Path | None = None, site_url: str | Non
         text = _page_source(root, docname)
         book.titles[docname] = _markdown_title(text) or docname.rsplit("/", 1)[-1]
         chapter += bool(numbered)
-        names = re.findall(r"^\s*(?:`{3,}|:{3,})\s*\{(?:glue:figure|figure)\}[^\n]*\n(?:\s*:[\w-]+:.*\n)*?"
-                           r"\s*:name:\s*(\S+)", text, re.M)
-        for k, name in enumerate(names, start=1):
+        for k, name in enumerate(_page_figures(root, docname), start=1):
             book.figures[name] = (docname, f"{chapter}.{k}" if numbered else str(k))
     glossary = root / "book" / "glossary.md"
     if glossary.is_file():
@@ -252,7 +279,7 @@ class Converter:
             quoted = [f"> **{self.inline(title)}**", ">"] + [f"> {line}".rstrip() for line in content]
             return quoted
         if name in FIGURES:
-            label = options.get("name") or (argument.strip() if name == "glue:figure" else "")
+            label = options.get("name", "")
             _, number = self.book.figures.get(label, (None, None))
             head = f"**Figure {number}.**" if number else ""
             lines = []
@@ -297,6 +324,13 @@ class Converter:
                 k += 1
         flush()
         return "\n".join(out)
+
+    def caption(self, cell) -> str:
+        """The caption of a figure cell in plain Markdown, "**Figure 2.1.**" first ("" if none)."""
+        options = figure_options(cell)
+        _, number = self.book.figures.get(str(options.get("name", "")), (None, None))
+        head = f"**Figure {number}.**" if number else ""
+        return f"{head} {self.convert(str(options.get('caption', '')).strip())}".strip()
 
     def references_cell(self) -> str:
         entries = [self.book.bibliography[k] for k in self.cited if k in self.book.bibliography]
@@ -345,9 +379,18 @@ def docname_of(path: Path, root: Path = ROOT) -> str:
 def plain_notebook(nb, book: Book, docname: str, notebook_links: str = "keep"):
     """`nb` with every Markdown cell in plain Markdown (and a last cell listing the works cited)."""
     converter = Converter(book, docname, notebook_links)
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
+    cells = []
+    for k, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and not cell.get("id", "").endswith(CAPTION_ID):
             cell.source = converter.convert(cell.source)
+        cells.append(cell)
+        caption = converter.caption(cell)
+        following = nb.cells[k + 1] if k + 1 < len(nb.cells) else {}
+        if caption and not following.get("id", "").endswith(CAPTION_ID):    # not already converted
+            added = nbformat.v4.new_markdown_cell(caption)
+            added.id = (cell.get("id") or f"cell-{k}")[:64 - len(CAPTION_ID)] + CAPTION_ID
+            cells.append(added)
+    nb.cells = cells
     references = converter.references_cell()
     if references and not any(c.cell_type == "markdown" and c.source.startswith("### Works cited")
                               for c in nb.cells):
