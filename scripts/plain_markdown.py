@@ -4,6 +4,7 @@
     python scripts/plain_markdown.py --site _build/html --config _build/config/_config.yml
     python scripts/plain_markdown.py chapters/02_learning_dynamics.ipynb --out /tmp/plain
     python scripts/plain_markdown.py --check PATH.ipynb ...     # exit 1 if MyST is left
+    python scripts/plain_markdown.py --captions chapters/*.ipynb   # write the figures' caption cells
 
 The book's Markdown cells are MyST: Jupyter Book renders its roles and directives on the website,
 and JupyterLab renders most of them with the jupyterlab-myst extension, but a notebook downloaded
@@ -18,7 +19,10 @@ serves) and scripts/build_lite.py does the same for the browser copies. What bec
   and a last cell lists the works cited;
 - admonitions -> a blockquote with the title in bold;
 - a figure (a code cell whose output myst-nb places as a figure, by the ``mystnb.figure`` name and
-  caption in its metadata) -> a Markdown cell after it with the caption, "Figure 2.1." first in bold;
+  caption in its metadata) is followed by its caption cell, "Figure 2.1." first in bold, converted
+  like any other cell. ``--captions`` writes these cells into the book's notebooks themselves (MyST,
+  tagged ``remove-cell``: JupyterLab shows them under the figure, Jupyter Book leaves them out and
+  captions the figure from the metadata); a copy without them gets them here;
 - ``(label)=`` targets are dropped; anything else in braces keeps its text.
 
 Links go to the published site when the book's config names it (``html.baseurl``, e.g.
@@ -47,7 +51,8 @@ LEFTOVER = re.compile(r"\{[a-z][\w:-]*\}`|^\s*(?:`{3,}|:{3,})\s*\{|^\s*:(?:class
 ROLE = re.compile(r"\{(?P<role>[a-z][\w:-]*)\}`(?P<content>[^`]+)`")
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|:{3,})\s*(?:\{(?P<name>[^}]+)\})?\s*(?P<arg>.*)$")
 TARGET = re.compile(r"^\((?P<label>[^)\s]+)\)=\s*$")
-CAPTION_ID = "-caption"       # the id of the caption cell added after a figure: the figure cell's + this
+CAPTION_ID = "-caption"       # the id of the caption cell after a figure: the figure cell's id + this
+CAPTION_TAGS = ["remove-cell"]   # the book captions the figure itself, from the cell's metadata
 OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 
 
@@ -93,6 +98,51 @@ def figure_options(cell) -> dict:
         return {}
     options = ((cell.get("metadata") or {}).get("mystnb") or {}).get("figure")
     return dict(options) if isinstance(options, dict) else {}
+
+
+def caption_source(cell, book: Book) -> str:
+    """The MyST of a figure cell's caption cell: "**Figure 2.1.**" and the caption ("" if not a figure)."""
+    options = figure_options(cell)
+    if not options:
+        return ""
+    _, number = book.figures.get(str(options.get("name", "")), (None, None))
+    head = f"**Figure {number}.**" if number else ""
+    return f"{head} {str(options.get('caption', '')).strip()}".strip()
+
+
+def _caption_cell(figure_cell, source: str, k: int):
+    cell = nbformat.v4.new_markdown_cell(source, metadata={"tags": list(CAPTION_TAGS)})
+    cell.id = (figure_cell.get("id") or f"cell-{k}")[:64 - len(CAPTION_ID)] + CAPTION_ID
+    return cell
+
+
+def _is_caption_of(cell, figure_cell) -> bool:
+    return cell.get("cell_type") == "markdown" and cell.get("id", "") == \
+        (figure_cell.get("id") or "")[:64 - len(CAPTION_ID)] + CAPTION_ID
+
+
+def with_caption_cells(nb, book: Book) -> bool:
+    """Put the caption cell (MyST, tagged remove-cell) right after every figure cell of `nb`, new or
+    brought up to date with the metadata; drop caption cells whose figure is gone. True if `nb` changed."""
+    cells, changed = [], False
+    for k, cell in enumerate(nb.cells):
+        if cell.get("id", "").endswith(CAPTION_ID) and not (cells and figure_options(cells[-1])
+                                                             and _is_caption_of(cell, cells[-1])):
+            changed = True                                    # a caption cell away from its figure
+            continue
+        cells.append(cell)
+        source = caption_source(cell, book)
+        if not source:
+            continue
+        following = nb.cells[k + 1] if k + 1 < len(nb.cells) else {}
+        if not _is_caption_of(following, cell):
+            cells.append(_caption_cell(cell, source, k))
+            changed = True
+        elif following.source != source or following.metadata.get("tags") != CAPTION_TAGS:
+            following.source, following.metadata["tags"] = source, list(CAPTION_TAGS)
+            changed = True
+    nb.cells = cells
+    return changed
 
 
 def _page_figures(root: Path, docname: str) -> list:
@@ -325,13 +375,6 @@ class Converter:
         flush()
         return "\n".join(out)
 
-    def caption(self, cell) -> str:
-        """The caption of a figure cell in plain Markdown, "**Figure 2.1.**" first ("" if none)."""
-        options = figure_options(cell)
-        _, number = self.book.figures.get(str(options.get("name", "")), (None, None))
-        head = f"**Figure {number}.**" if number else ""
-        return f"{head} {self.convert(str(options.get('caption', '')).strip())}".strip()
-
     def references_cell(self) -> str:
         entries = [self.book.bibliography[k] for k in self.cited if k in self.book.bibliography]
         if not entries:
@@ -379,18 +422,10 @@ def docname_of(path: Path, root: Path = ROOT) -> str:
 def plain_notebook(nb, book: Book, docname: str, notebook_links: str = "keep"):
     """`nb` with every Markdown cell in plain Markdown (and a last cell listing the works cited)."""
     converter = Converter(book, docname, notebook_links)
-    cells = []
-    for k, cell in enumerate(nb.cells):
-        if cell.cell_type == "markdown" and not cell.get("id", "").endswith(CAPTION_ID):
+    with_caption_cells(nb, book)                 # a copy made without them gets them
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
             cell.source = converter.convert(cell.source)
-        cells.append(cell)
-        caption = converter.caption(cell)
-        following = nb.cells[k + 1] if k + 1 < len(nb.cells) else {}
-        if caption and not following.get("id", "").endswith(CAPTION_ID):    # not already converted
-            added = nbformat.v4.new_markdown_cell(caption)
-            added.id = (cell.get("id") or f"cell-{k}")[:64 - len(CAPTION_ID)] + CAPTION_ID
-            cells.append(added)
-    nb.cells = cells
     references = converter.references_cell()
     if references and not any(c.cell_type == "markdown" and c.source.startswith("### Works cited")
                               for c in nb.cells):
@@ -416,6 +451,8 @@ def main(argv=None) -> int:
     parser.add_argument("--site", type=Path, help="convert the built site's downloadable notebooks in place")
     parser.add_argument("--out", type=Path, help="folder for the converted copies of PATHS")
     parser.add_argument("--check", action="store_true", help="only report MyST left in PATHS")
+    parser.add_argument("--captions", action="store_true",
+                        help="write the caption cell after every figure of PATHS (in place)")
     parser.add_argument("--config", type=Path, default=ROOT / "_config.yml",
                         help="the book config (html.baseurl: the published site's address)")
     parser.add_argument("--site-url", default=None, help="the published site's address (overrides the config)")
@@ -434,6 +471,13 @@ def main(argv=None) -> int:
             print(f"{path}: cell {k}: {text!r}")
         return 1 if bad else 0
     book = load_book(ROOT, args.config, args.site_url)
+    if args.captions:
+        for path in args.paths:
+            nb = nbformat.read(path, as_version=4)
+            if with_caption_cells(nb, book):
+                nbformat.write(nb, path)
+                print(f"{path}: caption cells written")
+        return 0
     if args.site is not None:
         if not (args.site / "_sources").is_dir():
             parser.error(f"--site: {args.site} has no _sources folder (build the book first)")

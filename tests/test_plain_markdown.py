@@ -74,12 +74,16 @@ def test_an_admonition_becomes_a_blockquote_with_a_bold_title(book):
     assert convert(book, ":::{note}\nA note.\n:::") == "> **Note**\n>\n> A note."
 
 
-def test_a_figure_cell_gets_its_numbered_caption_in_a_markdown_cell_after_it(book):
+def _figure_notebook():
     figure = nbformat.v4.new_code_cell("lk.plot.publish(fig, 'fig-neural-mmd')", metadata={"mystnb": {
         "figure": {"name": "fig-neural-mmd", "caption": "The NashConv of the {term}`current policy <policy>`."},
         "image": {"alt": "Two panels."}}})
     figure.id = "c02-fig"
-    nb = nbformat.v4.new_notebook(cells=[figure, nbformat.v4.new_markdown_cell("After.")])
+    return nbformat.v4.new_notebook(cells=[figure, nbformat.v4.new_markdown_cell("After.")])
+
+
+def test_a_figure_cell_gets_its_numbered_caption_in_a_markdown_cell_after_it(book):
+    nb = _figure_notebook()
     plain = plain_markdown.plain_notebook(nb, book, "chapters/02_learning_dynamics", "site")
     assert [c.cell_type for c in plain.cells] == ["code", "markdown", "markdown"]
     assert plain.cells[1].source == ("**Figure 2.2.** The NashConv of the "
@@ -87,6 +91,29 @@ def test_a_figure_cell_gets_its_numbered_caption_in_a_markdown_cell_after_it(boo
     assert plain.cells[1].id == "c02-fig-caption" and plain.cells[2].source == "After."
     again = plain_markdown.plain_notebook(plain, book, "chapters/02_learning_dynamics", "site")
     assert [c.source for c in again.cells] == [c.source for c in plain.cells]      # converted once
+
+
+def test_the_books_caption_cells_are_myst_left_out_of_the_site_and_follow_the_metadata(book):
+    nb = _figure_notebook()
+    assert plain_markdown.with_caption_cells(nb, book) is True
+    caption = nb.cells[1]
+    assert caption.source == "**Figure 2.2.** The NashConv of the {term}`current policy <policy>`."
+    assert caption.metadata["tags"] == ["remove-cell"] and caption.id == "c02-fig-caption"
+    assert plain_markdown.with_caption_cells(nb, book) is False                   # nothing to do
+    nb.cells[0].metadata["mystnb"]["figure"]["caption"] = "A new caption."
+    assert plain_markdown.with_caption_cells(nb, book) is True
+    assert [c.source for c in nb.cells[1:]] == ["**Figure 2.2.** A new caption.", "After."]
+    del nb.cells[0].metadata["mystnb"]                                           # no longer a figure
+    assert plain_markdown.with_caption_cells(nb, book) is True
+    assert [c.source for c in nb.cells[1:]] == ["After."]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "chapters").glob("*.ipynb")), ids=lambda p: p.name)
+def test_every_figure_of_the_chapters_has_its_caption_cell_up_to_date(path, offline_book):
+    """JupyterLab shows the caption cell under the figure; `plain_markdown.py --captions` writes them."""
+    nb = nbformat.read(path, as_version=4)
+    assert plain_markdown.with_caption_cells(nb, offline_book) is False, \
+        f"run: python scripts/plain_markdown.py --captions {path.relative_to(ROOT)}"
 
 
 def test_figures_are_numbered_in_page_order_from_the_cells_metadata(book):

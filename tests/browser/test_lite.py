@@ -167,8 +167,8 @@ def test_chapter2_reads_as_plain_markdown_in_jupyterlite(lite_server, browser, a
     page = _offline_page(browser, lite_server)
     page.goto(f"{lite_server}/lite/notebooks/index.html?path=chapters/02_learning_dynamics.ipynb")
     import nbformat
-    # the notebook the lite site serves (plain Markdown, an install cell first, a caption cell after
-    # each figure)
+    # the notebook the lite site serves (plain Markdown, an install cell first, the caption cell
+    # after each figure)
     with urllib.request.urlopen(f"{lite_server}/lite/files/chapters/02_learning_dynamics.ipynb") as served:
         lite_nb = nbformat.reads(served.read().decode("utf-8"), as_version=4)
     shown = _figure_cells(lite_nb)
@@ -182,8 +182,7 @@ def test_chapter2_reads_as_plain_markdown_in_jupyterlite(lite_server, browser, a
     assert "In this chapter" in text and "Figure 2.1." in text and "(Hart and Mas-Colell, 2000)" in text
     # each figure is drawn, and its numbered caption is the cell right after it
     assert shown and [k for k in shown if k in images] == shown, (shown, sorted(images))
-    assert [texts.get(str(k + 1), "").startswith(f"Figure 2.{n}.") for n, k in enumerate(shown, 1)] == \
-        [True] * len(shown)
+    assert [texts.get(str(k + 1), "")[:12] for k in shown] == [f"Figure 2.{n}. " for n in range(1, len(shown) + 1)]
     assert "Works cited in this notebook" in text
     page.locator(".jp-WindowedPanel-outer").first.evaluate("el => { el.scrollTop = 0; }")
     page.wait_for_timeout(500)
@@ -252,9 +251,12 @@ def test_chapter2_renders_its_myst_in_jupyterlab(lab_server, browser, artifacts)
     assert len(texts) == expected
     assert not [raw for raw in RAW_MYST + ("Unknown Directive", "{glue") if raw in text]
     assert "best responses" in text and "NashConv" in text      # the terms read as words
-    # every numbered figure is drawn, as the output of its own cell (no glue directive to render)
+    # every numbered figure is drawn, as the output of its own cell (no glue directive to render),
+    # and its numbered caption is the cell under it
     assert figures and [k for k in figures if k in images] == figures, (figures, sorted(images))
     assert all(images[k][0] >= 400 and images[k][1] >= 150 for k in figures), images
+    assert [texts.get(str(k + 1), "")[:12] for k in figures] == \
+        [f"Figure 2.{n}. " for n in range(1, len(figures) + 1)]
     page.locator(".jp-WindowedPanel-outer").first.evaluate("el => { el.scrollTop = 0; }")
     # the "In this chapter" tip is drawn as an admonition box, under its title
     tip = page.locator(".jp-MarkdownCell aside.myst-admonition-tip").first
