@@ -501,8 +501,9 @@ def publish(fig: Any, name: str, *, native_size: bool = False) -> None:
                    "image": {"alt": "what the figure shows, for readers who cannot see it"}}
 
     and the prose cites it as ``{numref}`fig-name```. JupyterLab, JupyterLite and Colab show the
-    same output as the figure it is. The figure is closed afterwards, so pyplot does not show it a
-    second time at the end of the cell.
+    same output as it is, with the caption in a Markdown cell under it (written from the metadata
+    by ``scripts/plain_markdown.py --captions``). The figure is closed afterwards, so pyplot does
+    not show it a second time at the end of the cell.
 
     Parameters
     ----------
