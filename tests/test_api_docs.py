@@ -24,6 +24,7 @@ DOCUMENTED = [
     "labkit.solver", "labkit.kernels", "labkit.kernel_polling", "labkit.lp", "labkit.dynamics", "labkit.mmd",
     "labkit.psro", "labkit.social", "labkit.cooperative", "labkit._messages", "labkit._cli",
     "labkit.hindsight", "labkit.efr.deviations", "labkit.efr.learner", "labkit.efr.fixed_point", "labkit.efr.eigen",
+    "labkit.efr.paper_numerics",
     "labkit.experiments.claims", "labkit.experiments.estimate", "labkit.experiments.executors",
     "labkit.experiments.games", "labkit.experiments.results", "labkit.experiments.tournament", "labkit.experiments.authors",
     "labkit.experiments.plot", "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",
