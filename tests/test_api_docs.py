@@ -30,7 +30,7 @@ DOCUMENTED = [
     "labkit.experiments.plot", "labkit.experiments.__main__", "labkit.plot", "labkit.widgets", "labkit.data",
     "labkit.grading.render", "labkit.grading.roster", "labkit.grading.lms", "labkit.grading.manual",
     "labkit.grading.review", "labkit.grading.feedback",
-    "labkit.grading.gradebook",
+    "labkit.grading.gradebook", "labkit.grading.course", "labkit.grading.cpuclock", "labkit.grading.driver",
 ]
 # labkit.deep needs its optional extra (JAX); without it its modules are left out, as in test_doctests
 DEEP = ["labkit.deep.common", "labkit.deep.features", "labkit.deep.networks", "labkit.deep.deep_cfr", "labkit.deep.nfsp",
