@@ -16,7 +16,7 @@ import functools
 import hashlib
 import hmac
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 FRESH_KEY = "__fresh__"
 GAMMA_SHAPE = 0.7          # < 1: many rows near a pure strategy, some near uniform
@@ -135,10 +135,10 @@ def realize(args: Iterable[Any], seed: int) -> tuple[Any, ...]:
     >>> policy.shape, other
     ((936, 3), 3)
     """
-    return tuple(draw(kind_of(a), seed) if kind_of(a) is not None else a for a in args)
+    return tuple(draw(cast(str, kind_of(a)), seed) if kind_of(a) is not None else a for a in args)
 
 
-def draw(kind: str | None, seed: int) -> Any:
+def draw(kind: str, seed: int) -> Any:
     """The value of a fresh argument: the same in the kernel and in the grader for one seed.
 
     Parameters
