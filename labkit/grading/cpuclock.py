@@ -33,33 +33,110 @@ BUSY_SHARE = 0.5          # a cell that waited for a CPU this share of its wall 
 
 @dataclass(frozen=True)
 class Reading:
-    """The sandbox's clocks at one moment: ``wall`` (``time.monotonic``), ``cpu`` (CPU seconds so
-    far) and ``waited`` (seconds its tasks waited for a CPU so far; None when not known here)."""
+    """The sandbox's clocks at one moment.
+
+    Attributes
+    ----------
+    wall : float
+        ``time.monotonic()`` seconds.
+    cpu : float
+        CPU seconds the sandbox has used so far.
+    waited : float or None
+        Seconds its tasks have waited for a CPU so far; None where the scheduler's statistics
+        are not available.
+
+    Examples
+    --------
+    >>> Reading(wall=10.0, cpu=2.5, waited=None).cpu
+    2.5
+    """
     wall: float
     cpu: float
     waited: float | None
 
 
-def charged(start, end):
-    """Seconds charged between two readings: ``max(cpu, wall - waited)`` (see the module's docstring)."""
+def charged(start: Reading, end: Reading) -> float:
+    r"""Seconds charged between two readings (see the module's docstring):
+
+    .. math:: \text{charged} = \max\big(\Delta\text{cpu},\; \Delta\text{wall} -
+              \min(\Delta\text{wall}, \max(0, \Delta\text{waited}))\big),
+
+    or :math:`\max(\Delta\text{cpu}, \Delta\text{wall})` where the waits are not known.
+
+    Parameters
+    ----------
+    start, end : Reading
+        The clocks before and after (`Meter.read`).
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Examples
+    --------
+    A cell that computed for 2 s of CPU in 5 s of wall time, 3 s of which it waited for a CPU:
+
+    >>> charged(Reading(0.0, 0.0, 0.0), Reading(5.0, 2.0, 3.0))
+    2.0
+
+    A cell that slept 5 s: its wall time, whatever the load.
+
+    >>> charged(Reading(0.0, 0.0, 0.0), Reading(5.0, 0.01, 0.0))
+    5.0
+    """
     wall, cpu = end.wall - start.wall, end.cpu - start.cpu
     if start.waited is None or end.waited is None:
         return max(cpu, wall)
     return max(cpu, wall - min(wall, max(0.0, end.waited - start.waited)))
 
 
-def busy(start, end, cores=None):
+def busy(start: Reading, end: Reading, cores: int | None = None) -> bool:
     """Whether the machine kept the sandbox waiting between two readings: its tasks waited for a
     CPU at least `BUSY_SHARE` of the wall time; where waits are not known, whether the load
-    average is above the number of cores."""
+    average is above the number of cores (`loaded`).
+
+    Parameters
+    ----------
+    start, end : Reading
+    cores : int, optional
+        The machine's cores for the load test (default ``os.cpu_count()``).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> busy(Reading(0.0, 0.0, 0.0), Reading(4.0, 1.0, 3.0))      # waited 3 s of 4
+    True
+    >>> busy(Reading(0.0, 0.0, 0.0), Reading(4.0, 3.9, 0.1))
+    False
+    """
     wall = end.wall - start.wall
     if start.waited is not None and end.waited is not None:
         return wall > 0 and end.waited - start.waited >= BUSY_SHARE * wall
     return loaded(cores)
 
 
-def loaded(cores=None):
-    """The one-minute load average is above the number of cores."""
+def loaded(cores: int | None = None) -> bool:
+    """Whether the one-minute load average is above the number of cores.
+
+    Parameters
+    ----------
+    cores : int, optional
+        Default ``os.cpu_count()``.
+
+    Returns
+    -------
+    bool
+        False where the load average cannot be read.
+
+    Examples
+    --------
+    >>> loaded(cores=10 ** 9)
+    False
+    """
     try:
         return os.getloadavg()[0] > (cores or os.cpu_count() or 1)
     except OSError:
@@ -95,12 +172,21 @@ class Meter:
     whole_namespace : bool
         True inside a sandbox (every process in /proc is the sandbox's); False without one
         (only this process and its descendants count).
+
+    Examples
+    --------
+    >>> meter = Meter(whole_namespace=False)          # this process and its children
+    >>> start = meter.read()
+    >>> total = sum(i * i for i in range(10 ** 5))
+    >>> end = meter.read()
+    >>> end.wall >= start.wall and end.cpu >= start.cpu and charged(start, end) >= 0
+    True
     """
 
-    def __init__(self, usage_file=None, whole_namespace=True):
+    def __init__(self, usage_file: str | None = None, whole_namespace: bool = True):
         self.usage_file = usage_file if usage_file and os.path.exists(usage_file) else None
         self.whole_namespace = whole_namespace
-        self._delays = {}               # tid -> run_delay seen last (ns)
+        self._delays: dict[str, int] = {}         # tid -> run_delay seen last (ns)
         self._waited = 0.0              # seconds, summed over tasks, including those gone since
         self._schedstat = Path("/proc/self/schedstat").exists()
         self._lock = threading.Lock()
@@ -122,8 +208,19 @@ class Meter:
             todo += children.get(pid, [])
         return out
 
-    def read(self):
-        """The clocks now (`Reading`)."""
+    def read(self) -> Reading:
+        """The clocks now.
+
+        Returns
+        -------
+        Reading
+
+        Examples
+        --------
+        >>> reading = Meter(whole_namespace=False).read()
+        >>> reading.cpu > 0 and reading.wall > 0
+        True
+        """
         with self._lock:
             wall = time.monotonic()
             pids = self._pids()
