@@ -6,11 +6,18 @@ machine and time out on a busy one. The grader now charges a cell with the time 
     charged = max(cpu, wall - waited)
 
 where ``cpu`` is the CPU time the whole sandbox used during the cell (every process and thread),
-``wall`` the seconds that passed, and ``waited`` the seconds its tasks spent runnable but waiting
-for a CPU that other work held (the scheduler's ``run_delay``, from ``/proc/<pid>/task/<tid>/schedstat``;
-at most ``wall``). A computation charges its CPU time whatever the load; a cell that sleeps or
-waits on I/O charges the wall time it slept, which no load changes; a cell whose threads keep
-several CPUs busy charges the CPU time of all of them. Only waiting for a CPU is free.
+``wall`` the seconds that passed, and ``waited`` the longest time any one of its tasks spent
+runnable but waiting for a CPU that other work held (the growth of the scheduler's ``run_delay``,
+from ``/proc/<pid>/task/<tid>/schedstat``; at most ``wall``). A computation charges its CPU time
+whatever the load; a cell that sleeps or waits on I/O charges the wall time it slept, which no
+load changes; a cell whose threads keep several CPUs busy charges the CPU time of all of them.
+Only waiting for a CPU is free.
+
+``waited`` is one task's wait, not the sum over tasks: the waits of tasks that wait side by side
+overlap in time. While a cell sleeps, the kernel's and the driver's helper threads (the watchdog,
+the message loops) each wait a little every time they wake on a busy machine; summed, their waits
+can exceed the cell's whole wall time, and a cell that slept six seconds was once charged almost
+nothing at a load average of 15.
 
 Where the sandbox has a control group, its CPU time is the group's own counter (``cpuacct.usage``
 in nanoseconds on cgroup v1, ``usage_usec`` in ``cpu.stat`` on v2), which the grader binds
@@ -24,7 +31,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -42,8 +50,11 @@ class Reading:
     cpu : float
         CPU seconds the sandbox has used so far.
     waited : float or None
-        Seconds its tasks have waited for a CPU so far; None where the scheduler's statistics
-        are not available.
+        Seconds its tasks have waited for a CPU so far, summed over tasks; None where the
+        scheduler's statistics are not available.
+    delays : mapping of str to float, optional
+        The same per task, by task id, for every task seen so far (tasks gone since keep their
+        figure); None where not known, and then ``waited`` stands for the longest wait.
 
     Examples
     --------
@@ -53,6 +64,38 @@ class Reading:
     wall: float
     cpu: float
     waited: float | None
+    delays: Mapping[str, float] | None = field(default=None, compare=False)
+
+
+def waited_between(start: Reading, end: Reading) -> float | None:
+    """Seconds the sandbox waited for a CPU between two readings: the longest growth of any one
+    task's wait (`Reading.delays`), or of ``waited`` where the readings have no per-task figures.
+
+    Parameters
+    ----------
+    start, end : Reading
+        The clocks before and after (`Meter.read`).
+
+    Returns
+    -------
+    float or None
+        Seconds; None when waits are not known.
+
+    Examples
+    --------
+    Twenty helper threads waited 0.4 s each while the cell's own task waited 0.02 s: the
+    sandbox waited 0.4 s, not 8 s.
+
+    >>> helpers = {f"helper-{k}": 0.4 for k in range(20)}
+    >>> end = Reading(6.0, 0.1, 8.02, {"kernel": 0.02, **helpers})
+    >>> round(waited_between(Reading(0.0, 0.0, 0.0, {}), end), 2)
+    0.4
+    """
+    if start.waited is None or end.waited is None:
+        return None
+    if start.delays is None or end.delays is None:
+        return max(0.0, end.waited - start.waited)
+    return max((seconds - start.delays.get(task, 0.0) for task, seconds in end.delays.items()), default=0.0)
 
 
 def charged(start: Reading, end: Reading) -> float:
@@ -86,14 +129,15 @@ def charged(start: Reading, end: Reading) -> float:
     5.0
     """
     wall, cpu = end.wall - start.wall, end.cpu - start.cpu
-    if start.waited is None or end.waited is None:
+    waited = waited_between(start, end)
+    if waited is None:
         return max(cpu, wall)
-    return max(cpu, wall - min(wall, max(0.0, end.waited - start.waited)))
+    return max(cpu, wall - min(wall, max(0.0, waited)))
 
 
 def busy(start: Reading, end: Reading, cores: int | None = None) -> bool:
-    """Whether the machine kept the sandbox waiting between two readings: its tasks waited for a
-    CPU at least `BUSY_SHARE` of the wall time; where waits are not known, whether the load
+    """Whether the machine kept the sandbox waiting between two readings: one of its tasks waited
+    for a CPU at least `BUSY_SHARE` of the wall time; where waits are not known, whether the load
     average is above the number of cores (`loaded`).
 
     Parameters
@@ -114,8 +158,9 @@ def busy(start: Reading, end: Reading, cores: int | None = None) -> bool:
     False
     """
     wall = end.wall - start.wall
-    if start.waited is not None and end.waited is not None:
-        return wall > 0 and end.waited - start.waited >= BUSY_SHARE * wall
+    waited = waited_between(start, end)
+    if waited is not None:
+        return wall > 0 and waited >= BUSY_SHARE * wall
     return loaded(cores)
 
 
@@ -187,6 +232,7 @@ class Meter:
         self.usage_file = usage_file if usage_file and os.path.exists(usage_file) else None
         self.whole_namespace = whole_namespace
         self._delays: dict[str, int] = {}         # tid -> run_delay seen last (ns)
+        self._per_task: dict[str, float] = {}     # tid -> seconds waited so far, kept for tasks gone since
         self._waited = 0.0              # seconds, summed over tasks, including those gone since
         self._schedstat = Path("/proc/self/schedstat").exists()
         self._lock = threading.Lock()
@@ -232,7 +278,10 @@ class Meter:
                     cpu = None
             if cpu is None:
                 cpu = self._summed_cpu(pids)
-            return Reading(wall, cpu, self._read_waits(pids) if self._schedstat else None)
+            if not self._schedstat:
+                return Reading(wall, cpu, None)
+            waited = self._read_waits(pids)
+            return Reading(wall, cpu, waited, dict(self._per_task))
 
     @staticmethod
     def _summed_cpu(pids):
@@ -258,6 +307,8 @@ class Meter:
                 except (OSError, ValueError, IndexError):
                     continue
                 last = self._delays.get(tid, 0)
-                self._waited += (delay - last if delay >= last else delay) / 1e9     # smaller: a new task
+                grown = (delay - last if delay >= last else delay) / 1e9     # smaller: a new task
+                self._waited += grown
+                self._per_task[tid] = self._per_task.get(tid, 0.0) + grown
                 self._delays[tid] = delay
         return self._waited
