@@ -23,26 +23,9 @@ entry they add to, in runs summed in a register from 0.0 (the order of `np.binco
 decision-history terms of the others' reach pi_{-i}(I) are in the order in which the regret
 update visits the rows, one run per row, so the tie bound is formed where it is used.
 """
-import numpy as np
-
+from labkit._native import ALTERNATING, DISCOUNT, FLOAT_PARTS, INDEX_PARTS, RM_PLUS, pack  # noqa: F401
 from labkit.kernels import njit
 from labkit.regret import TIE_TOLERANCE
-
-INDEX_PARTS = ("parent_ext", "term_start", "term_target", "term_off", "term_others", "dec_start", "dec_off",
-               "dec_others", "rows", "row_level")
-FLOAT_PARTS = ("term_payoff", "dec_chance", "payoff_bound", "legal", "uniform")
-
-ALTERNATING, DISCOUNT, RM_PLUS = 1, 2, 4           # bits of `mode`
-
-
-def pack(parts, names, dtype):
-    """One array: len(names) + 1 offsets (counted from the start of the array), then the parts."""
-    arrays = [np.asarray(parts[name]).reshape(-1) for name in names]
-    offsets = len(names) + 1 + np.concatenate(([0], np.cumsum([len(a) for a in arrays])))
-    packed = np.concatenate([offsets] + arrays)
-    if dtype == np.int32 and len(packed) and (packed.max() >= 2 ** 31 or packed.min() < -2 ** 31):
-        raise ValueError("this game is too large for the compiled CFR kernel's int32 indices")
-    return packed.astype(dtype)
 
 
 @njit(inline=True)

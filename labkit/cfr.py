@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from labkit import kernels
+from labkit import _native, kernels
 from labkit._messages import show
 from labkit.evaluate import _chance_reach
 from labkit.policy import TabularPolicy
@@ -163,7 +163,7 @@ class SequenceTree:
         Returns
         -------
         (numpy.ndarray, numpy.ndarray)
-            One int32 and one float64 array (`labkit._cfr_kernels.pack`).
+            One int32 and one float64 array (`labkit._native.pack`).
 
         Examples
         --------
@@ -180,10 +180,10 @@ class SequenceTree:
         updates = tuple(updates)
         plan = self._kernel_plans.get(updates)
         if plan is None:
-            from labkit import _cfr_kernels
+            from labkit import _native
             parts = self._kernel_parts(updates)
-            plan = self._kernel_plans[updates] = (_cfr_kernels.pack(parts, _cfr_kernels.INDEX_PARTS, np.int32),
-                                                  _cfr_kernels.pack(parts, _cfr_kernels.FLOAT_PARTS, np.float64))
+            plan = self._kernel_plans[updates] = (_native.pack(parts, _native.INDEX_PARTS, np.int32),
+                                                  _native.pack(parts, _native.FLOAT_PARTS, np.float64))
         return plan
 
     def _kernel_parts(self, updates):
@@ -561,10 +561,11 @@ class CFR(Solver):
 
     Notes
     -----
-    Where numba is installed, an iteration runs as one compiled kernel (`labkit.kernels`,
-    `labkit._cfr_kernels`) that repeats the numpy passes below operation for operation, so the
-    numbers are the same bit for bit; ``lk.kernels.use("numpy")`` runs the numpy code itself. A
-    solver with another ``tie_tolerance`` than the default runs the numpy code.
+    Where numba is installed, an iteration runs as one compiled kernel (`labkit.kernels`) that
+    repeats the numpy passes below operation for operation, so the numbers are the same bit for
+    bit: a small C library (`labkit._native`, loaded in milliseconds) where a C compiler is
+    available, else numba's (`labkit._cfr_kernels`). ``lk.kernels.use("numpy")`` runs the numpy
+    code itself. A solver with another ``tie_tolerance`` than the default runs the numpy code.
 
     References
     ----------
@@ -635,8 +636,12 @@ class CFR(Solver):
             self._schedule = np.ones(3)                      # step(): weight, positive, negative
             self._mode = ((_ALTERNATING if self.alternating_updates else 0)
                           | (_RM_PLUS if self.regret_matching_plus else 0))
-            # compiled (or loaded from numba's cache) at the first call, which says so if it compiles
-            kernels.bind(self, "_kernel", kernels.load("labkit._cfr_kernels").iterations)
+            # the C library where it builds (loads in milliseconds), else numba's kernel: the same loops
+            native = _native.cfr_iterations()
+            if native is not None:
+                self._kernel = _native.CfrIterations(native, TIE_TOLERANCE)
+            else:         # compiled (or loaded from numba's cache) at the first call, which says so if it compiles
+                kernels.bind(self, "_kernel", kernels.load("labkit._cfr_kernels").iterations)
             self._plan = self.tree._kernel_plan_for(range(self.game.num_players) if self.alternating_updates
                                                     else (self.game.num_players,)) + (self._work,)
 

@@ -23,6 +23,7 @@ offending infoset, never a number.
 """
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
@@ -634,15 +635,28 @@ def _nash_conv(game, probs):
         for p in range(len(values)):                             # sum(gains) below, in the same order
             total += values[p] - on[p]
         return total
-    if kernels.backend() == "numba":
+    if kernels.backend() == "numba" and _worth_compiling(game):
         return _compiled_nash_conv(game, probs)
+    start = time.process_time()
     R = _terminal_reach(game, probs)
     on_policy = _terminal_structure(game).returns @ R.prod(axis=0)
     gains = [_best_response_value_table(game, probs, p, R)[0] - on_policy[p] for p in range(game.num_players)]
+    game.__dict__["_numpy_nash_conv_seconds"] = (game.__dict__.get("_numpy_nash_conv_seconds", 0.0)
+                                                 + time.process_time() - start)
     return float(sum(gains))
 
 
 _KERNELS: Any = None             # labkit._evaluate_kernels, imported on the first compiled evaluation
+#: CPU seconds of numpy evaluations of one game after which the numba backend compiles its pass.
+#: Importing numba and loading its cached kernel cost about this much, once per process: a few
+#: evaluations of a small game (Kuhn poker: 60 us each) are cheaper in numpy. Both give the same bits.
+NUMPY_FIRST_SECONDS = 0.5
+
+
+def _worth_compiling(game):
+    """Whether the compiled pass pays: its kernel is loaded already, or numpy evaluations of this
+    game have cost `NUMPY_FIRST_SECONDS` so far."""
+    return _KERNELS is not None or game.__dict__.get("_numpy_nash_conv_seconds", 0.0) >= NUMPY_FIRST_SECONDS
 
 
 def _scratch(game):

@@ -8,13 +8,20 @@ same seed (tests/test_kernels.py); the compiled one is faster where numpy's per-
 dominates (small games, sampled episodes)::
 
     import labkit as lk
-    lk.kernels.backend()              # "numba" if numba imports, else "numpy"
+    lk.kernels.backend()              # "numba" if numba is installed, else "numpy"
     lk.kernels.use("numpy")           # every solver made from now on uses numpy
     with lk.kernels.using("numpy"):   # ... or only inside this block
         solver = lk.CFRPlus("kuhn_poker")
 
 The environment variable ``LABKIT_KERNELS=numpy`` sets the default before import. A solver
 keeps the backend it was made with (its ``backend`` attribute).
+
+What a process pays at start. Importing numba and loading its cached kernels costs about a
+second of CPU, more than a chapter's whole table of small-game runs, so the compiled backend
+loads numba only when a kernel needs it: CFR, CFR+ and DCFR run a C library of the same loops
+(`labkit._native`, a few milliseconds to load) where a C compiler is available, and NashConv
+evaluates a game with numpy until numpy has spent `labkit.evaluate.NUMPY_FIRST_SECONDS` on it
+(or numba's pass is loaded already). Every path gives the same bits.
 
 Compiling, once per installation. numba compiles a kernel the first time it runs (5 to 30 s of
 CPU) and keeps the machine code in its cache, next to the source (``labkit/__pycache__``) or, where
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import os
 import sys
 import time
@@ -67,7 +75,8 @@ def _default() -> str:
         return "numpy"
     if wanted == "numba" and not available():
         raise ValueError("LABKIT_KERNELS=numba, but numba is not installed (pip install numba)")
-    return "numba" if available() else "numpy"
+    # installed is enough here: importing numba costs most of a second, paid when a kernel needs it
+    return "numba" if importlib.util.find_spec("numba") is not None else "numpy"
 
 
 _current: str | None = None
@@ -342,7 +351,8 @@ def compile_all() -> dict[str, str]:
     """Compile (or load from the cache) every kernel, by running each solver once on Kuhn poker.
 
     ``python -m labkit compile`` calls it; after it, no notebook on this installation waits for
-    numba.
+    numba. It also builds CFR's C library (`labkit._native`), which the compiled backend prefers
+    to numba's CFR kernel.
 
     Returns
     -------
@@ -369,13 +379,21 @@ def compile_all() -> dict[str, str]:
         for attr, value in vars(module).items():
             if not attr.startswith("_") and hasattr(value, "py_func"):
                 states[f"{name}.{attr}"] = cache_state(value)[0]
+    from labkit import _native, evaluate
     from labkit.cfr import CFR
     from labkit.mccfr import MCCFR
-    from labkit.evaluate import nash_conv
     from labkit.policy import uniform_policy
-    with using("numba"):
-        nash_conv("kuhn_poker", uniform_policy("kuhn_poker"))
+    threshold = evaluate.NUMPY_FIRST_SECONDS
+    evaluate.NUMPY_FIRST_SECONDS = 0.0                   # the compiled pass from the first evaluation
+    try:
+        with using("numba"):
+            evaluate.nash_conv("kuhn_poker", uniform_policy("kuhn_poker"))
+    finally:
+        evaluate.NUMPY_FIRST_SECONDS = threshold
+    _native.cfr_iterations()                             # CFR's C library (`labkit._native`), built once
+    with using("numba"), _native.turned_off():          # numba's CFR kernel, for where C cannot be built
         CFR("kuhn_poker").run(1)
+    with using("numba"):
         for sampling in ("outcome", "external"):
             MCCFR("kuhn_poker", sampling=sampling, seed=0).run(1)
     return states

@@ -492,34 +492,32 @@ def policy_bars(ax: Any, probs: Any, infosets: Sequence[str], action_names: Sequ
 
 
 def publish(fig: Any, name: str, *, native_size: bool = False) -> None:
-    """Show a finished figure and hand it to the book under `name`.
+    """Show a finished figure as the output of its cell, the numbered figure `name` of the book.
 
-    In the book, a markdown cell places it as a numbered figure with a caption and alt text::
+    The cell that calls it carries the figure's name, caption and alt text in its metadata, which
+    Jupyter Book (myst-nb) reads to place the output as a numbered, captioned figure::
 
-        ```{glue:figure} name
-        :name: name
-        :alt: what the figure shows, for readers who cannot see it
+        "mystnb": {"figure": {"name": "fig-name", "caption": "The caption."},
+                   "image": {"alt": "what the figure shows, for readers who cannot see it"}}
 
-        The caption.
-        ```
-
-    and the prose cites it as ``{numref}`name```. Where Jupyter Book's ``myst_nb`` is not
-    installed (Colab, JupyterLite) the figure is simply shown. The figure is closed afterwards, so
-    pyplot does not show it a second time at the end of the cell.
+    and the prose cites it as ``{numref}`fig-name```. JupyterLab, JupyterLite and Colab show the
+    same output as it is, with the caption in a Markdown cell under it (written from the metadata
+    by ``scripts/plain_markdown.py --captions``). The figure is closed afterwards, so pyplot does
+    not show it a second time at the end of the cell.
 
     Parameters
     ----------
     fig : matplotlib.figure.Figure
     name : str
-        The name the ``{glue:figure}`` directive refers to.
+        The figure's name, as in the cell's ``mystnb.figure.name`` (the book checks they agree).
     native_size : bool, default False
         By default the notebook renders the figure as it renders any figure: cropped to what is
         drawn plus a margin (``bbox_inches="tight"``), so the picture is a few pixels larger or
-        smaller than ``figsize x dpi``. With ``native_size=True`` the figure is handed over as a
-        PNG of exactly ``figsize x dpi`` pixels instead (``fig.savefig`` without cropping). Use
-        it for figures whose text was sized for the column, such as heatmaps of printed
-        numbers: at 7.4 in and 100 dpi the page shrinks the picture only to its 714 px column,
-        and 7.5 pt digits stay 10 px high.
+        smaller than ``figsize x dpi``. With ``native_size=True`` the figure is shown as a PNG of
+        exactly ``figsize x dpi`` pixels instead (``fig.savefig`` without cropping). Use it for
+        figures whose text was sized for the column, such as heatmaps of printed numbers: at
+        7.4 in and 100 dpi the page shrinks the picture only to its 714 px column, and 7.5 pt
+        digits stay 10 px high.
 
     Raises
     ------
@@ -531,19 +529,13 @@ def publish(fig: Any, name: str, *, native_size: bool = False) -> None:
     >>> from matplotlib.figure import Figure
     >>> fig = Figure()
     >>> _ = fig.add_subplot().plot([0, 1])
-    >>> publish(fig, "a-line")          # doctest: +ELLIPSIS
-    <...Figure size 640x480 with 1 Axes>
+    >>> publish(fig, "a-line")          # outside Jupyter, display() prints the figure as text
+    Figure(640x480)
     """
     if not isinstance(name, str) or not name.strip():
-        raise TypeError(f"name must be a non-empty string (the glue name), got {name!r}")
+        raise TypeError(f"name must be a non-empty string (the figure's name), got {name!r}")
     from IPython.display import display
-    shown = _native_png(fig) if native_size else fig
-    try:
-        from myst_nb import glue
-    except ImportError:
-        display(shown)
-    else:
-        glue(name, shown, display=True)
+    display(_native_png(fig) if native_size else fig)
     import matplotlib.pyplot as plt
     plt.close(fig)
 

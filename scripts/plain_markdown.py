@@ -4,6 +4,7 @@
     python scripts/plain_markdown.py --site _build/html --config _build/config/_config.yml
     python scripts/plain_markdown.py chapters/02_learning_dynamics.ipynb --out /tmp/plain
     python scripts/plain_markdown.py --check PATH.ipynb ...     # exit 1 if MyST is left
+    python scripts/plain_markdown.py --captions chapters/*.ipynb   # write the figures' caption cells
 
 The book's Markdown cells are MyST: Jupyter Book renders its roles and directives on the website,
 and JupyterLab renders most of them with the jupyterlab-myst extension, but a notebook downloaded
@@ -16,14 +17,18 @@ serves) and scripts/build_lite.py does the same for the browser copies. What bec
 - ``{numref}`fig-name``` -> "Figure 2.1", numbered as on the site, linked to the figure;
 - ``{cite:t}`key``` -> "Brown (1951)", ``{cite:p}`a,b``` -> "(Brown, 1951; Robinson, 1951)",
   and a last cell lists the works cited;
-- admonitions -> a blockquote with the title in bold; ``{glue:figure}`` -> the caption, in bold
-  "Figure 2.1." first (the figure itself is the output of the cell before it);
+- admonitions -> a blockquote with the title in bold;
+- a figure (a code cell whose output myst-nb places as a figure, by the ``mystnb.figure`` name and
+  caption in its metadata) is followed by its caption cell, "Figure 2.1." first in bold, converted
+  like any other cell. ``--captions`` writes these cells into the book's notebooks themselves (MyST,
+  tagged ``remove-cell``: JupyterLab shows them under the figure, Jupyter Book leaves them out and
+  captions the figure from the metadata); a copy without them gets them here;
 - ``(label)=`` targets are dropped; anything else in braces keeps its text.
 
 Links go to the published site when the book's config names it (``html.baseurl``, e.g.
 https://org.github.io/book/); without it the text stays, unlinked, and links between notebooks
 stay relative (they work in the browser copy, and between notebooks downloaded side by side).
-Code cells and outputs are never changed.
+Code cells and outputs are never changed (the caption cells are added beside them).
 """
 from __future__ import annotations
 
@@ -39,13 +44,15 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 ADMONITIONS = ("admonition", "note", "tip", "warning", "important", "hint", "caution", "attention",
                "danger", "error", "seealso")
-FIGURES = ("glue:figure", "figure")
+FIGURES = ("figure",)
 # what is left of MyST if a conversion missed something: a role, a directive fence, its options
 LEFTOVER = re.compile(r"\{[a-z][\w:-]*\}`|^\s*(?:`{3,}|:{3,})\s*\{|^\s*:(?:class|name|alt|label):|^:::",
                       re.M)
 ROLE = re.compile(r"\{(?P<role>[a-z][\w:-]*)\}`(?P<content>[^`]+)`")
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|:{3,})\s*(?:\{(?P<name>[^}]+)\})?\s*(?P<arg>.*)$")
 TARGET = re.compile(r"^\((?P<label>[^)\s]+)\)=\s*$")
+CAPTION_ID = "-caption"       # the id of the caption cell after a figure: the figure cell's id + this
+CAPTION_TAGS = ["remove-cell"]   # the book captions the figure itself, from the cell's metadata
 OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 
 
@@ -83,6 +90,78 @@ def _page_source(root: Path, docname: str) -> str:
             nb = nbformat.read(path, as_version=4)
             return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     return ""
+
+
+def figure_options(cell) -> dict:
+    """The myst-nb figure options of a code cell (``metadata.mystnb.figure``: name, caption), or {}."""
+    if cell.get("cell_type") != "code":
+        return {}
+    options = ((cell.get("metadata") or {}).get("mystnb") or {}).get("figure")
+    return dict(options) if isinstance(options, dict) else {}
+
+
+def caption_source(cell, book: Book) -> str:
+    """The MyST of a figure cell's caption cell: "**Figure 2.1.**" and the caption ("" if not a figure)."""
+    options = figure_options(cell)
+    if not options:
+        return ""
+    _, number = book.figures.get(str(options.get("name", "")), (None, None))
+    head = f"**Figure {number}.**" if number else ""
+    return f"{head} {str(options.get('caption', '')).strip()}".strip()
+
+
+def _caption_cell(figure_cell, source: str, k: int):
+    cell = nbformat.v4.new_markdown_cell(source, metadata={"tags": list(CAPTION_TAGS)})
+    cell.id = (figure_cell.get("id") or f"cell-{k}")[:64 - len(CAPTION_ID)] + CAPTION_ID
+    return cell
+
+
+def _is_caption_of(cell, figure_cell) -> bool:
+    return cell.get("cell_type") == "markdown" and cell.get("id", "") == \
+        (figure_cell.get("id") or "")[:64 - len(CAPTION_ID)] + CAPTION_ID
+
+
+def with_caption_cells(nb, book: Book) -> bool:
+    """Put the caption cell (MyST, tagged remove-cell) right after every figure cell of `nb`, new or
+    brought up to date with the metadata; drop caption cells whose figure is gone. True if `nb` changed."""
+    cells, changed = [], False
+    for k, cell in enumerate(nb.cells):
+        if cell.get("id", "").endswith(CAPTION_ID) and not (cells and figure_options(cells[-1])
+                                                             and _is_caption_of(cell, cells[-1])):
+            changed = True                                    # a caption cell away from its figure
+            continue
+        cells.append(cell)
+        source = caption_source(cell, book)
+        if not source:
+            continue
+        following = nb.cells[k + 1] if k + 1 < len(nb.cells) else {}
+        if not _is_caption_of(following, cell):
+            cells.append(_caption_cell(cell, source, k))
+            changed = True
+        elif following.source != source or following.metadata.get("tags") != CAPTION_TAGS:
+            following.source, following.metadata["tags"] = source, list(CAPTION_TAGS)
+            changed = True
+    nb.cells = cells
+    return changed
+
+
+def _page_figures(root: Path, docname: str) -> list:
+    """The names of a page's numbered figures in the order they appear: ``{figure}`` directives in
+    Markdown, and code cells whose output is a named figure (myst-nb's ``mystnb.figure``)."""
+    directive = re.compile(r"^\s*(?:`{3,}|:{3,})\s*\{figure\}[^\n]*\n(?:\s*:[\w-]+:.*\n)*?\s*:name:\s*(\S+)", re.M)
+    for suffix in (".ipynb", ".md"):
+        path = root / f"{docname}{suffix}"
+        if path.is_file() and suffix == ".md":
+            return directive.findall(path.read_text(encoding="utf-8"))
+        if path.is_file():
+            names = []
+            for cell in nbformat.read(path, as_version=4).cells:
+                if cell.cell_type == "markdown":
+                    names += directive.findall(cell.source + "\n")
+                elif figure_options(cell).get("name"):
+                    names.append(str(figure_options(cell)["name"]))
+            return names
+    return []
 
 
 def _toc_parts(toc: dict):
@@ -125,9 +204,7 @@ def load_book(root: Path = ROOT, config: Path | None = None, site_url: str | Non
         text = _page_source(root, docname)
         book.titles[docname] = _markdown_title(text) or docname.rsplit("/", 1)[-1]
         chapter += bool(numbered)
-        names = re.findall(r"^\s*(?:`{3,}|:{3,})\s*\{(?:glue:figure|figure)\}[^\n]*\n(?:\s*:[\w-]+:.*\n)*?"
-                           r"\s*:name:\s*(\S+)", text, re.M)
-        for k, name in enumerate(names, start=1):
+        for k, name in enumerate(_page_figures(root, docname), start=1):
             book.figures[name] = (docname, f"{chapter}.{k}" if numbered else str(k))
     glossary = root / "book" / "glossary.md"
     if glossary.is_file():
@@ -252,7 +329,7 @@ class Converter:
             quoted = [f"> **{self.inline(title)}**", ">"] + [f"> {line}".rstrip() for line in content]
             return quoted
         if name in FIGURES:
-            label = options.get("name") or (argument.strip() if name == "glue:figure" else "")
+            label = options.get("name", "")
             _, number = self.book.figures.get(label, (None, None))
             head = f"**Figure {number}.**" if number else ""
             lines = []
@@ -345,6 +422,7 @@ def docname_of(path: Path, root: Path = ROOT) -> str:
 def plain_notebook(nb, book: Book, docname: str, notebook_links: str = "keep"):
     """`nb` with every Markdown cell in plain Markdown (and a last cell listing the works cited)."""
     converter = Converter(book, docname, notebook_links)
+    with_caption_cells(nb, book)                 # a copy made without them gets them
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = converter.convert(cell.source)
@@ -373,6 +451,8 @@ def main(argv=None) -> int:
     parser.add_argument("--site", type=Path, help="convert the built site's downloadable notebooks in place")
     parser.add_argument("--out", type=Path, help="folder for the converted copies of PATHS")
     parser.add_argument("--check", action="store_true", help="only report MyST left in PATHS")
+    parser.add_argument("--captions", action="store_true",
+                        help="write the caption cell after every figure of PATHS (in place)")
     parser.add_argument("--config", type=Path, default=ROOT / "_config.yml",
                         help="the book config (html.baseurl: the published site's address)")
     parser.add_argument("--site-url", default=None, help="the published site's address (overrides the config)")
@@ -391,6 +471,13 @@ def main(argv=None) -> int:
             print(f"{path}: cell {k}: {text!r}")
         return 1 if bad else 0
     book = load_book(ROOT, args.config, args.site_url)
+    if args.captions:
+        for path in args.paths:
+            nb = nbformat.read(path, as_version=4)
+            if with_caption_cells(nb, book):
+                nbformat.write(nb, path)
+                print(f"{path}: caption cells written")
+        return 0
     if args.site is not None:
         if not (args.site / "_sources").is_dir():
             parser.error(f"--site: {args.site} has no _sources folder (build the book first)")

@@ -42,6 +42,24 @@ def pytest_collection_modifyitems(config, items):
         # notebook cells collected by nbval have no originalname: none of them is in the list
         if f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in SANDBOXED:
             item.add_marker(pytest.mark.sandbox)
+    _longest_files_first(items)
+
+
+def _longest_files_first(items):
+    """Order the files so the long ones start first: those with a `slow` test, then the notebooks,
+    then the rest, each group in its collected order.
+
+    `make test` hands whole files to its workers in this order (pytest-xdist's --dist loadfile);
+    a long file that starts last keeps one worker busy while the other has finished, and the short
+    files at the end fill the gaps instead."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
+
+    def group(item):
+        if item.path in slow_files:
+            return 0
+        return 1 if item.path.suffix == ".ipynb" else 2
+
+    items.sort(key=group)        # stable: the order within a file, and within a group, is kept
 
 
 def _missing_bubblewrap():

@@ -198,38 +198,32 @@ def test_execute_script_rewrites_identical_bytes(tmp_path):
     assert view["model_id"] in nb.metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
 
 
-def test_publish_glues_the_figure_for_the_book_and_closes_it(monkeypatch):
-    """In the book's toolchain the figure is glued under its name (and shown once); elsewhere
-    (no myst_nb, as in Colab) it is only shown. Either way pyplot forgets it."""
+def test_publish_shows_the_figure_as_the_cells_output_and_closes_it(monkeypatch):
+    """The figure is the cell's own output (what myst-nb places as the numbered figure, and what
+    JupyterLab shows), shown once; pyplot forgets it. Nothing is glued, so no MyST is needed to see it."""
     import matplotlib.pyplot as plt
     import IPython.display
     import myst_nb
     shown, glued = [], []
     monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
-    monkeypatch.setattr(myst_nb, "glue", lambda name, obj, display=True: glued.append((name, obj, display)))
+    monkeypatch.setattr(myst_nb, "glue", lambda *args, **kw: glued.append(args))
     fig, _ = plt.subplots()
     lk.plot.publish(fig, "fig-test")
-    assert glued == [("fig-test", fig, True)] and shown == []
+    assert shown == [fig] and glued == []
     assert not plt.fignum_exists(fig.number)
-
-    monkeypatch.setitem(sys.modules, "myst_nb", None)          # `import myst_nb` now fails
-    fig, _ = plt.subplots()
-    lk.plot.publish(fig, "fig-test")
-    assert shown == [fig] and len(glued) == 1
-    assert not plt.fignum_exists(fig.number)
+    with pytest.raises(TypeError, match="non-empty string"):
+        lk.plot.publish(fig, " ")
 
 
-def test_publish_at_native_size_hands_over_a_png_of_figsize_times_dpi(monkeypatch):
-    """native_size=True: the glued (or, without myst_nb, shown) object is a PNG of exactly
-    figsize x dpi pixels, also where the reader's rcParams would crop saved figures."""
+def test_publish_at_native_size_shows_a_png_of_figsize_times_dpi(monkeypatch):
+    """native_size=True: the shown object is a PNG of exactly figsize x dpi pixels, also where the
+    reader's rcParams would crop saved figures."""
     import matplotlib
     import matplotlib.pyplot as plt
     import IPython.display
-    import myst_nb
     from PIL import Image
-    shown, glued = [], []
+    shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
-    monkeypatch.setattr(myst_nb, "glue", lambda name, obj, display=True: glued.append((name, obj, display)))
     monkeypatch.setitem(matplotlib.rcParams, "savefig.bbox", "tight")
 
     def png_size(image):
@@ -239,15 +233,13 @@ def test_publish_at_native_size_hands_over_a_png_of_figsize_times_dpi(monkeypatc
     fig, ax = plt.subplots(figsize=(3.1, 1.7), dpi=100)
     ax.set_title("a title the tight crop would keep")
     lk.plot.publish(fig, native_size=True, name="fig-test")
-    [(name, image, display)] = glued
-    assert (name, display) == ("fig-test", True) and png_size(image) == (310, 170)
-    assert shown == [] and not plt.fignum_exists(fig.number)
+    assert len(shown) == 1 and png_size(shown[0]) == (310, 170)
+    assert not plt.fignum_exists(fig.number)
 
-    monkeypatch.setitem(sys.modules, "myst_nb", None)          # `import myst_nb` now fails
     fig = matplotlib.figure.Figure(figsize=(2.0, 1.2), dpi=50)
     fig.subplots().plot([0, 1])
     lk.plot.publish(fig, "fig-test", native_size=True)
-    assert len(shown) == 1 and png_size(shown[0]) == (100, 60) and len(glued) == 1
+    assert len(shown) == 2 and png_size(shown[1]) == (100, 60)
 
 
 def test_policy_bars_draw_each_action_share_of_each_infoset():

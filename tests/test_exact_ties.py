@@ -42,11 +42,17 @@ VARIANTS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
 def exact_trajectory(spec, variant):
     """[(current policy, its support)] after iterations 1..ITERATIONS, and the final average."""
+    return _exact_trajectory(spec, tuple(sorted(VARIANTS[variant][0].items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _exact_trajectory(spec, options):
+    # cached by the reference's options, not the variant's name: CFR and EFR("cf") share theirs,
+    # and on 4-card goofspiel one exact run costs tens of seconds
     game = lk.games.load(spec)
-    reference = ExactCFR(game, sigma_bits=SIGMA_BITS, **VARIANTS[variant][0])
+    reference = ExactCFR(game, sigma_bits=SIGMA_BITS, **dict(options))
     trajectory = []
     for _ in range(ITERATIONS):
         reference.step()

@@ -32,6 +32,24 @@ def test_sleeping_is_charged_and_threads_add_up():
     assert charged(Reading(0.0, 0.0, None), Reading(10.0, 2.0, None)) == 10.0
 
 
+def test_a_sleep_is_charged_its_time_however_much_the_helper_threads_waited():
+    # a cell sleeps 6 s; on a busy machine twenty helper threads (the watchdog, the kernel's and
+    # the driver's message loops) each wait 0.4 s for a CPU as they wake: 8 s summed, more than
+    # the wall time, but waits of tasks side by side overlap, and the sleeping task waited 0.02 s
+    helpers = {f"helper-{k}": 0.4 for k in range(20)}
+    start = Reading(wall=0.0, cpu=0.0, waited=0.0, delays={})
+    end = Reading(wall=6.0, cpu=0.1, waited=8.02, delays={"kernel": 0.02, **helpers})
+    assert cpuclock.waited_between(start, end) == pytest.approx(0.4)
+    assert charged(start, end) == pytest.approx(5.6)
+    assert not busy(start, end)
+    # a computation that waited 8 s of 10 for a CPU is charged its CPU time, and was on a busy machine
+    end = Reading(wall=10.0, cpu=2.0, waited=8.5, delays={"kernel": 8.0, "helper": 0.5})
+    assert charged(start, end) == pytest.approx(2.0) and busy(start, end)
+    # tasks seen in an earlier reading count from what they had then
+    middle = Reading(wall=5.0, cpu=1.0, waited=4.0, delays={"kernel": 4.0})
+    assert cpuclock.waited_between(middle, end) == pytest.approx(4.0)
+
+
 def test_the_meter_counts_this_process_cpu_and_waits_never_shrink():
     meter = cpuclock.Meter(whole_namespace=False)
     first = meter.read()
@@ -42,6 +60,9 @@ def test_the_meter_counts_this_process_cpu_and_waits_never_shrink():
     assert second.cpu - first.cpu >= 0.25
     if first.waited is not None:
         assert second.waited >= first.waited >= 0
+        # every task seen once keeps its figure, and no task's wait shrinks
+        assert set(first.delays) <= set(second.delays)
+        assert all(second.delays[task] >= seconds >= 0 for task, seconds in first.delays.items())
 
 
 class _Events:

@@ -4,10 +4,16 @@ Every comparison is of the raw float64 bits (`.view(np.int64)`), so even a diffe
 digit, or in the sign of a zero, fails. The numpy backend is itself checked against OpenSpiel and
 exact fractions elsewhere (tests/test_cfr.py, tests/test_exact_ties.py, tests/test_mccfr.py).
 """
+import contextlib
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import labkit as lk
+from labkit import _native, evaluate
 from labkit.cfr import CFR, DCFR, CFRPlus
 from labkit.mccfr import MCCFR
 
@@ -40,17 +46,20 @@ def games():
     return {name: lk.games.load(name) for name in GAMES}
 
 
+@pytest.mark.parametrize("kernel", ["c", "numba"])
 @pytest.mark.parametrize("game_name", GAMES)
 @pytest.mark.parametrize("solver_name", SOLVERS)
-def test_cfr_family_same_bits(games, game_name, solver_name):
+def test_cfr_family_same_bits(games, game_name, solver_name, kernel):
+    """Both compiled CFR kernels, the C library (labkit._native) and numba's, give numpy's bits."""
     game = games[game_name]
     make = SOLVERS[solver_name]
     with lk.kernels.using("numpy"):
         reference = make(game)
-    with lk.kernels.using("numba"):
+    with lk.kernels.using("numba"), (contextlib.nullcontext() if kernel == "c" else _native.turned_off()):
         stepped, batched = make(game), make(game)
     assert reference.backend == "numpy" and not reference._compiled
     assert stepped._compiled and batched._compiled
+    assert isinstance(stepped._kernel, _native.CfrIterations) == (kernel == "c")
     iterations = 25 if game_name == "leduc_poker" else 40
     reference.run(iterations)
     for _ in range(iterations):
@@ -210,9 +219,10 @@ def test_mccfr_tables_can_be_assigned(games):
 
 
 @pytest.mark.parametrize("game_name", GAMES + ["leduc_poker(players=3)"])
-def test_nash_conv_same_bits(games, game_name):
+def test_nash_conv_same_bits(games, game_name, monkeypatch):
     """The compiled best-response passes (labkit._evaluate_kernels) give numpy's NashConv bit for bit,
     at random policies with zeros (pure actions, unreached infosets) and at a solver's average."""
+    monkeypatch.setattr(evaluate, "NUMPY_FIRST_SECONDS", 0.0)          # compiled from the first call
     game = games[game_name] if game_name in games else lk.games.load(game_name)
     rng = np.random.default_rng(11)
     policies = []
@@ -237,7 +247,8 @@ def test_nash_conv_same_bits(games, game_name):
     assert "_compiled_plan" in game.__dict__
 
 
-def test_one_player_nash_conv_same_bits():
+def test_one_player_nash_conv_same_bits(monkeypatch):
+    monkeypatch.setattr(evaluate, "NUMPY_FIRST_SECONDS", 0.0)
     game = lk.games.compile_game(_Solo())
     rng = np.random.default_rng(3)
     for _ in range(5):
@@ -273,3 +284,47 @@ def test_bind_gives_holders_the_plain_dispatcher_after_the_first_call():
     late = Holder()
     kernels.bind(late, "kernel", first)                  # after the first call: a plain assignment
     assert late.kernel is first and first._holders == []
+
+
+def test_nash_conv_stays_in_numpy_until_it_has_cost_the_numba_load(monkeypatch):
+    """With the compiled backend, a game is evaluated by numpy until numpy has spent
+    NUMPY_FIRST_SECONDS on it (numba's import and kernel cost about that), then by the compiled pass."""
+    game = lk.games.compile_game(_Solo())                             # a new game: no plan of earlier tests
+    policy = lk.uniform_policy(game)
+    monkeypatch.setattr(evaluate, "_KERNELS", None)                    # as in a fresh process
+    monkeypatch.setattr(evaluate, "NUMPY_FIRST_SECONDS", float("inf"))
+    with lk.kernels.using("numba"):
+        first = lk.nash_conv(game, policy)
+        assert "_compiled_plan" not in game.__dict__ and "_numpy_nash_conv_seconds" in game.__dict__
+        monkeypatch.setattr(evaluate, "NUMPY_FIRST_SECONDS", game.__dict__["_numpy_nash_conv_seconds"])
+        second = lk.nash_conv(game, policy)
+    assert "_compiled_plan" in game.__dict__
+    assert_same_bits(np.array([first]), np.array([second]))
+
+
+def test_the_c_kernel_refuses_arrays_it_cannot_read():
+    solver = CFR("kuhn_poker")
+    if not isinstance(getattr(solver, "_kernel", None), _native.CfrIterations):
+        pytest.skip("no C compiler here: CFR uses numba's kernel")
+    solver.cumulative_regret = solver.cumulative_regret.astype(np.float32)
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        solver.run(1)
+    solver.cumulative_regret = np.asfortranarray(np.zeros((solver.tree.num_infosets, 2)))
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        solver.run(1)
+
+
+def test_a_small_cfr_table_does_not_import_numba():
+    """The chapter's kind of run (CFR+ on Kuhn poker, a few NashConvs) in a fresh process loads
+    neither numba nor scipy: their import alone costs more than the whole table."""
+    if _native.cfr_iterations() is None:
+        pytest.skip("no C compiler here: CFR uses numba's kernel")
+    script = ("import sys, labkit as lk\n"
+              "solver = lk.CFRPlus('kuhn_poker')\n"
+              "for T in (10, 100, 1000):\n"
+              "    solver.run(T - solver.iteration)\n"
+              "    print(lk.nash_conv(solver.game, solver.average_policy()))\n"
+              "print(solver.backend, sorted(m for m in ('numba', 'scipy') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          env={k: v for k, v in os.environ.items() if k not in ("LABKIT_KERNELS", "LABKIT_NATIVE")})
+    assert done.stdout.splitlines()[-1] == "numba []", done.stdout + done.stderr

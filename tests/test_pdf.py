@@ -239,16 +239,39 @@ def test_the_chapter_pdf_has_its_pages_and_no_unresolved_reference(chapter_pdf):
 @pytest.mark.slow
 def test_the_chapter_and_its_figures_are_numbered_as_on_the_site(chapter_pdf):
     _, _, text = chapter_pdf
-    source = "".join("".join(c["source"]) for c in _notebook()["cells"] if c["cell_type"] == "markdown")
-    figures = re.findall(r"```\{glue:figure\}", source) + re.findall(r"```\{figure\}", source)
+    cells = _notebook()["cells"]
+    source = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    # figures: code cells whose output myst-nb places as a named figure, and {figure} directives
+    figures = [c["metadata"]["mystnb"]["figure"] for c in cells
+               if c["cell_type"] == "code" and "figure" in c["metadata"].get("mystnb", {})]
+    figures += [{"caption": ""}] * len(re.findall(r"```\{figure\}", source))
     assert figures, "chapter 1 has numbered figures"
-    for k in range(1, len(figures) + 1):
+    for k, figure in enumerate(figures, start=1):
         assert f"Fig. 1.{k}" in text
+        words = " ".join(re.sub(r"[$`{}]", " ", figure["caption"]).split()[:3])
+        typeset = " ".join(text.replace("\u2019", "'").split())         # LaTeX's curly apostrophe
+        assert words in typeset, f"Fig. 1.{k}: its caption ({words!r}) is not typeset"
     assert f"Fig. 1.{len(figures) + 1}" not in text
     assert re.search(r"1\.1\s+From one agent to many", text)      # sections numbered 1.1, ...
     assert re.search(r"CHAPTER\s+ONE\s+MANY LEARNERS", text)
     assert "Fig. 3." not in text and "Chapter 3" not in text      # what LaTeX alone would number it
     assert not re.search(r"CHAPTER\s+\w+\s+(NOTATION|GLOSSARY)", text)  # unnumbered, as on the site
+
+
+@pytest.mark.slow
+def test_the_notation_tables_labkit_names_fit_their_column(chapter_pdf):
+    """No name in the labkit column of the notation table runs past the column (LaTeX reports an
+    overfull box with the line's text; a code span only breaks at spaces and some dots)."""
+    out, _, _ = chapter_pdf
+    table = [line for line in (ROOT / "book" / "notation.md").read_text(encoding="utf-8").splitlines()
+             if line.startswith("| ")]
+    names = {code for line in table for code in re.findall(r"`([^`]+)`", line.split(" | ")[-1])}
+    assert "lk.zero_sum_equilibrium(game)" in " ".join(names)
+    log = (out / "work" / "_build" / "latex" / "book.log").read_text(encoding="utf-8", errors="replace")
+    overfull = re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)[^\n]*\n(.*)", log)   # size, text
+    wide = [(pt, line) for pt, line in overfull
+            if any(piece in line for name in names for piece in name.split() if len(piece) > 6)]
+    assert not wide, wide
 
 
 @pytest.mark.slow

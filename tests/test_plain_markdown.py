@@ -74,10 +74,54 @@ def test_an_admonition_becomes_a_blockquote_with_a_bold_title(book):
     assert convert(book, ":::{note}\nA note.\n:::") == "> **Note**\n>\n> A note."
 
 
-def test_a_glued_figure_becomes_its_numbered_caption(book):
-    text = ("```{glue:figure} fig-neural-mmd\n:name: fig-neural-mmd\n:alt: Two panels.\n\n"
-            "The NashConv of the current policy.\n```")
-    assert convert(book, text) == "**Figure 2.2.** The NashConv of the current policy."
+def _figure_notebook():
+    figure = nbformat.v4.new_code_cell("lk.plot.publish(fig, 'fig-neural-mmd')", metadata={"mystnb": {
+        "figure": {"name": "fig-neural-mmd", "caption": "The NashConv of the {term}`current policy <policy>`."},
+        "image": {"alt": "Two panels."}}})
+    figure.id = "c02-fig"
+    return nbformat.v4.new_notebook(cells=[figure, nbformat.v4.new_markdown_cell("After.")])
+
+
+def test_a_figure_cell_gets_its_numbered_caption_in_a_markdown_cell_after_it(book):
+    nb = _figure_notebook()
+    plain = plain_markdown.plain_notebook(nb, book, "chapters/02_learning_dynamics", "site")
+    assert [c.cell_type for c in plain.cells] == ["code", "markdown", "markdown"]
+    assert plain.cells[1].source == ("**Figure 2.2.** The NashConv of the "
+                                     f"[current policy]({SITE}book/glossary.html#term-policy).")
+    assert plain.cells[1].id == "c02-fig-caption" and plain.cells[2].source == "After."
+    again = plain_markdown.plain_notebook(plain, book, "chapters/02_learning_dynamics", "site")
+    assert [c.source for c in again.cells] == [c.source for c in plain.cells]      # converted once
+
+
+def test_the_books_caption_cells_are_myst_left_out_of_the_site_and_follow_the_metadata(book):
+    nb = _figure_notebook()
+    assert plain_markdown.with_caption_cells(nb, book) is True
+    caption = nb.cells[1]
+    assert caption.source == "**Figure 2.2.** The NashConv of the {term}`current policy <policy>`."
+    assert caption.metadata["tags"] == ["remove-cell"] and caption.id == "c02-fig-caption"
+    assert plain_markdown.with_caption_cells(nb, book) is False                   # nothing to do
+    nb.cells[0].metadata["mystnb"]["figure"]["caption"] = "A new caption."
+    assert plain_markdown.with_caption_cells(nb, book) is True
+    assert [c.source for c in nb.cells[1:]] == ["**Figure 2.2.** A new caption.", "After."]
+    del nb.cells[0].metadata["mystnb"]                                           # no longer a figure
+    assert plain_markdown.with_caption_cells(nb, book) is True
+    assert [c.source for c in nb.cells[1:]] == ["After."]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "chapters").glob("*.ipynb")), ids=lambda p: p.name)
+def test_every_figure_of_the_chapters_has_its_caption_cell_up_to_date(path, offline_book):
+    """JupyterLab shows the caption cell under the figure; `plain_markdown.py --captions` writes them."""
+    nb = nbformat.read(path, as_version=4)
+    assert plain_markdown.with_caption_cells(nb, offline_book) is False, \
+        f"run: python scripts/plain_markdown.py --captions {path.relative_to(ROOT)}"
+
+
+def test_figures_are_numbered_in_page_order_from_the_cells_metadata(book):
+    nb = nbformat.read(ROOT / "chapters" / "02_learning_dynamics.ipynb", as_version=4)
+    names = [plain_markdown.figure_options(c)["name"] for c in nb.cells if plain_markdown.figure_options(c)]
+    assert len(names) >= 3
+    assert [book.figures[n] for n in names] == [("chapters/02_learning_dynamics", f"2.{k}")
+                                                for k in range(1, len(names) + 1)]
 
 
 def test_code_blocks_targets_and_inline_code_are_kept_or_dropped_as_they_should(book):
@@ -107,6 +151,9 @@ def test_every_notebook_of_the_book_converts_to_plain_markdown(path, book, offli
         assert [(c.source, c.get("outputs")) for c in plain.cells if c.cell_type == "code"] == code
         words = "\n".join(c.source for c in plain.cells if c.cell_type == "markdown")
         assert not re.search(r"\{(term|doc|numref|cite:[pt]|glue:figure)\}|:class:|^:::", words, re.M)
+        figures = [k for k, c in enumerate(plain.cells) if plain_markdown.figure_options(c)]
+        for k in figures:                                  # every figure is followed by its caption
+            assert re.match(r"\*\*Figure [\d.]+\.\*\* \S", plain.cells[k + 1].source), plain.cells[k + 1].source
 
 
 def test_site_mode_rewrites_the_downloads(tmp_path):

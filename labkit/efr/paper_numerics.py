@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from labkit.tree import GameTree
 
 
-def sibling_rank(game):
+def sibling_rank(game: GameTree) -> NDArray[np.int64]:
     """The place of every history among its siblings in the order the game's definition lists
     them (cached on the game): at a chance node, the position of its outcome in the definition's
     ``chance_outcomes()``; elsewhere the action id.
@@ -84,19 +84,19 @@ def sibling_rank(game):
             for _, _, below in reversed(g.child_blocks):
                 kids = np.arange(below.start, below.stop)
                 np.logical_or.at(leads, g.parent[kids[leads[kids]]], True)
-            children = {}
-            for h in np.flatnonzero(g.parent >= 0):
-                if leads[g.parent[h]]:
-                    children.setdefault(int(g.parent[h]), []).append(int(h))
+            children: dict[int, list[int]] = {}
+            for history in np.flatnonzero(g.parent >= 0):
+                if leads[g.parent[history]]:
+                    children.setdefault(int(g.parent[history]), []).append(int(history))
             stack = [(0, definition.initial_state())]
             while stack:
                 h, state = stack.pop()
-                kids = children.get(h, [])
+                below_h = children.get(h, [])
                 if g.player[h] == CHANCE:
                     listed = {int(a): k for k, (a, _) in enumerate(state.chance_outcomes())}
-                    for child in kids:
+                    for child in below_h:
                         rank[child] = listed[int(g.action[child])]
-                stack.extend((child, state.child(int(g.action[child]))) for child in kids
+                stack.extend((child, state.child(int(g.action[child]))) for child in below_h
                              if leads[child])
         cache["sibling_rank"] = rank
     return cache["sibling_rank"]
@@ -389,8 +389,48 @@ def _addresses(cache, key, arrays):
     return found
 
 
-def counterfactual_values_compiled(game, profile, player):
-    """`counterfactual_values`, compiled (same arguments, same bits)."""
+def counterfactual_values_compiled(game: GameTree, profile: NDArray[np.float64],
+                                   player: int) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.bool_]]:
+    r"""`counterfactual_values`, compiled (``paper_kernels.cpp``): the same arguments, the same bits.
+
+    :math:`q(I, a) = \sum_{h \in I} v(ha)` and :math:`v(I) = \sum_{h \in I} v(h)` of `player`'s
+    infosets, every sum in the authors' depth-first order (module docstring, step 1).
+
+    Parameters
+    ----------
+    game : GameTree
+        A compiled game.
+    profile : (num_infosets, num_actions) float array
+        Every player's behavioral strategy.
+    player : int
+        The player whose values are computed.
+
+    Returns
+    -------
+    q : (num_infosets, num_actions) float array
+        0 at the other players' infosets.
+    v : (num_infosets,) float array
+    reached : (num_infosets,) bool array
+        Whether chance and the others reach some history of the infoset.
+
+    Raises
+    ------
+    labkit.efr.eigen.EigenUnavailable
+        Where the compiled library cannot be built (no C++ compiler or no Eigen headers).
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> from labkit.efr import deviation_structure, eigen
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> uniform = kuhn.legal_mask / kuhn.legal_mask.sum(axis=1, keepdims=True)
+    >>> if eigen.available()[0]:
+    ...     q, v, reached = counterfactual_values_compiled(kuhn, uniform, 0)
+    ... else:
+    ...     q, v, reached = counterfactual_values(kuhn, uniform, 0)
+    >>> q[0].round(4), round(float(v[0]), 4), int(reached.sum())
+    (array([-0.4167, -0.1667]), -0.2917, 6)
+    """
     from labkit.efr.eigen import kernels
     g = game
     H, A, I = g.num_histories, g.num_actions, g.num_infosets
@@ -409,17 +449,60 @@ def counterfactual_values_compiled(game, profile, player):
     return q, v, reached.astype(bool)
 
 
-def counterfactual_values_into(game, own, others, player, q, v, reached, scratch=None):
+def counterfactual_values_into(game: GameTree, own: NDArray[np.float64], others: NDArray[np.float64], player: int,
+                               q: NDArray[np.float64], v: NDArray[np.float64], reached: NDArray[np.uint8],
+                               scratch: dict[str, Any] | None = None) -> None:
     """`counterfactual_values` of `player` on the merged profile ``np.where(mine, own, others)``
-    (mine: the player's infosets), compiled, added into the caller's arrays: q (I, A) and v (I,)
-    float64 and reached (I,) uint8, zeros where the player's infosets are (as the numpy
-    function's fresh arrays are), so that one set of arrays collects every player's values.
-    `scratch`, a dict the caller keeps (one per learner: the pass overwrites it), saves
-    allocating the per-history work arrays in every call.
+    (mine: the player's infosets), compiled, written into the caller's arrays at the player's
+    infosets (the other entries are left alone), so that one set of arrays collects every
+    player's values.
 
     The top-down weights r(h) depend on `others` alone (`_others_reach`): learners that meet
     the same profile in a row (a fixed-regime round: every row against the column's y^t) share
-    them."""
+    them.
+
+    Parameters
+    ----------
+    game : GameTree
+        A compiled game.
+    own : (I, A) float64 array, C-contiguous
+        The strategy read at `player`'s infosets.
+    others : (I, A) float64 array, C-contiguous
+        The strategy read at everyone else's.
+    player : int
+    q : (I, A) float64 array, C-contiguous
+        Receives q(I, a); zeros at the player's infosets on entry, as `counterfactual_values`'
+        fresh arrays are.
+    v : (I,) float64 array, C-contiguous
+        Receives v(I).
+    reached : (I,) uint8 array, C-contiguous
+        Receives 1 where the others reach the infoset.
+    scratch : dict, optional
+        Kept by the caller (one per learner: the pass overwrites it); saves allocating the
+        per-history work array in every call.
+
+    Raises
+    ------
+    ValueError
+        If an array has another dtype or is not C-contiguous.
+    labkit.efr.eigen.EigenUnavailable
+        Where the compiled library cannot be built.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> from labkit.efr import deviation_structure, eigen
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> uniform = kuhn.legal_mask / kuhn.legal_mask.sum(axis=1, keepdims=True)
+    >>> q = np.zeros(uniform.shape)
+    >>> v, reached = np.zeros(kuhn.num_infosets), np.zeros(kuhn.num_infosets, dtype=np.uint8)
+    >>> if eigen.available()[0]:
+    ...     counterfactual_values_into(kuhn, uniform, uniform, 0, q, v, reached)
+    ...     print(q[0].round(4), int(reached.sum()))
+    ... else:
+    ...     print("[-0.4167 -0.1667] 6")
+    [-0.4167 -0.1667] 6
+    """
     from labkit.efr.eigen import kernels
     g = game
     H, A = g.num_histories, g.num_actions
@@ -519,10 +602,49 @@ def _tree_tables(game):
     return cache["tree_tables"]
 
 
-def immediate_regrets_compiled(game, structure, q, v, probs, constant_rows=False):
-    """`immediate_regrets`, compiled (same arguments, same bits). With `constant_rows`, an
-    infoset whose q(I, .) is one value in every action (every unreached one) is summed once
-    for all its slots: the sums are term for term the same."""
+def immediate_regrets_compiled(game: GameTree, structure: DeviationStructure, q: NDArray[np.float64],
+                               v: NDArray[np.float64], probs: NDArray[np.float64],
+                               constant_rows: bool = False) -> NDArray[np.float64]:
+    r"""`immediate_regrets`, compiled (same arguments, same bits):
+    :math:`\rho(\phi) = -v(I) + \sum_a q(I, \phi(a))\, \pi(a \mid I)`, summed over the actions
+    in order.
+
+    Parameters
+    ----------
+    game : GameTree
+    structure : DeviationStructure
+        The deviation type's slots.
+    q : (I, A) float array
+    v : (I,) float array
+        From `counterfactual_values`.
+    probs : (I, A) float array
+        The learner's strategy.
+    constant_rows : bool, default False
+        An infoset whose q(I, .) is one value in every action (every unreached one) is summed
+        once for all its slots: the sums are term for term the same.
+
+    Returns
+    -------
+    (I, S) float array
+
+    Raises
+    ------
+    labkit.efr.eigen.EigenUnavailable
+        Where the compiled library cannot be built.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> from labkit.efr import deviation_structure, eigen
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> uniform = kuhn.legal_mask / kuhn.legal_mask.sum(axis=1, keepdims=True)
+    >>> q, v, _ = counterfactual_values(kuhn, uniform, 0)
+    >>> structure = deviation_structure(kuhn, "cf")
+    >>> rho = (immediate_regrets_compiled(kuhn, structure, q, v, uniform) if eigen.available()[0]
+    ...        else immediate_regrets(kuhn, structure, q, v, uniform))
+    >>> rho[0]                                                         # q(I, b) - v(I)
+    array([-0.125,  0.125])
+    """
     from labkit.efr.eigen import kernels
     g, st = game, structure
     I, A = g.legal_mask.shape
@@ -536,11 +658,52 @@ def immediate_regrets_compiled(game, structure, q, v, probs, constant_rows=False
     return rho
 
 
-def block_update(regrets, played_weight, rho, row_infoset, row_active, new_weight, starts):
-    """Steps 3 and 4 of the round on one block of rows, in one pass: in place
-    ``regrets += played_weight[:, None] * rho[row_infoset] * row_active``, then return
-    ``sequential_segment_sums(new_weight[:, None] * np.maximum(regrets, 0.0), starts)``, the same
-    bits as `block_update_numpy` for regrets whose inactive slots are +0.0 (as EFR keeps them)."""
+def block_update(regrets: NDArray[np.float64], played_weight: NDArray[np.float64], rho: NDArray[np.float64],
+                 row_infoset: NDArray[np.int64], row_active: NDArray[np.bool_], new_weight: NDArray[np.float64],
+                 starts: NDArray[np.int64]) -> NDArray[np.float64]:
+    r"""Steps 3 and 4 of the round on one block of rows, compiled, in one pass: in place
+    :math:`R[s, \phi] \mathrel{+}= w(s)\, \rho(I_s, \phi)` on the active slots, then the
+    weights :math:`y_\phi = \sum_s w'(s) \max(R[s, \phi], 0)` of each segment, summed top to
+    bottom. The same bits as `block_update_numpy` for regrets whose inactive slots are +0.0 (as
+    EFR keeps them).
+
+    Parameters
+    ----------
+    regrets : (R, S) float64 array, C-contiguous
+        Changed in place.
+    played_weight : (R,) float array
+        The rows' time-selection weights of the round played.
+    rho : (I, S) float array
+        The immediate regrets.
+    row_infoset : (R,) int64 array, C-contiguous
+    row_active : (R, S) bool array, C-contiguous
+    new_weight : (R,) float array
+        The rows' weights for the next round.
+    starts : (B,) int array
+        The first row of each infoset's segment.
+
+    Returns
+    -------
+    (B, S) float array
+
+    Raises
+    ------
+    ValueError
+        If `regrets`, `row_active` or `row_infoset` has another dtype, layout or shape.
+    labkit.efr.eigen.EigenUnavailable
+        Where the compiled library cannot be built.
+
+    Examples
+    --------
+    >>> from labkit.efr import eigen
+    >>> regrets = np.zeros((3, 2))
+    >>> rho = np.array([[1.0, -2.0], [0.5, 0.25]])              # two infosets' immediate regrets
+    >>> row_infoset, row_active = np.array([0, 0, 1]), np.ones((3, 2), dtype=bool)
+    >>> update = block_update if eigen.available()[0] else block_update_numpy
+    >>> update(regrets, np.array([1.0, 0.5, 2.0]), rho, row_infoset, row_active, np.ones(3), np.array([0, 2]))
+    array([[1.5, 0. ],
+           [1. , 0.5]])
+    """
     from labkit.efr.eigen import kernels
     rows, slots = regrets.shape
     _require_layout(regrets, row_active, row_infoset)
@@ -666,12 +829,35 @@ def block_update_numpy(regrets: NDArray[np.float64], played_weight: NDArray[np.f
 
 
 class PlayerLayout:
-    """One player's rows of a `DeviationStructure`, laid out for `player_update` (cached on the
-    game per deviation type and player, shared by that type's learners): the row arrays as
+    """One player's rows of a `DeviationStructure`, laid out for `player_update` (`of` caches it
+    on the game per deviation type and player, shared by that type's learners): the row arrays as
     contiguous views, the blocks' row bounds, their infosets and segment starts concatenated,
-    and per infoset the slots active in any of its rows."""
+    and per infoset the slots active in any of its rows.
 
-    def __init__(self, game, structure, player):
+    Parameters
+    ----------
+    game : GameTree
+    structure : DeviationStructure
+    player : int
+
+    Attributes
+    ----------
+    rows : slice
+        The player's rows in the structure's table.
+    infosets, starts : int64 arrays
+        The blocks' infosets and segment starts, concatenated.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> from labkit.efr import deviation_structure
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> layout = PlayerLayout(kuhn, deviation_structure(kuhn, "cf"), 0)
+    >>> layout.rows, len(layout.infosets)
+    (slice(0, 6, None), 6)
+    """
+
+    def __init__(self, game: GameTree, structure: DeviationStructure, player: int):
         st = structure
         blocks = st.blocks[player]
         first = blocks[0][0].start if blocks else 0
@@ -716,15 +902,50 @@ class PlayerLayout:
         self.num_actions = game.num_actions
         self._book = _Addresses()
 
-    def addresses(self):
-        """The arrays' addresses in `player_update`'s order of arguments."""
+    def addresses(self) -> tuple[int, ...]:
+        """The arrays' addresses in `player_update`'s order of arguments (cached).
+
+        Returns
+        -------
+        tuple of 11 int
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> from labkit.efr import deviation_structure
+        >>> kuhn = lk.games.load("kuhn_poker")
+        >>> layout = PlayerLayout(kuhn, deviation_structure(kuhn, "cf"), 0)
+        >>> layout.addresses()[0] == layout.row_factors.ctypes.data
+        True
+        """
         return _addresses(self._book, "layout", lambda: (
             self.row_factors, self.row_infoset, self.row_active, self.legal, self.block_rows,
             self.block_infosets, self.infosets, self.starts, self.union_start, self.union_slots,
             self.uniform))
 
     @classmethod
-    def of(cls, game, structure, player):
+    def of(cls, game: GameTree, structure: DeviationStructure, player: int) -> PlayerLayout:
+        """The layout of `player`'s rows, made once per game, deviation structure and player.
+
+        Parameters
+        ----------
+        game : GameTree
+        structure : DeviationStructure
+        player : int
+
+        Returns
+        -------
+        PlayerLayout
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> from labkit.efr import deviation_structure
+        >>> kuhn = lk.games.load("kuhn_poker")
+        >>> structure = deviation_structure(kuhn, "cf")
+        >>> PlayerLayout.of(kuhn, structure, 1) is PlayerLayout.of(kuhn, structure, 1)
+        True
+        """
         cache = game.__dict__.setdefault("_efr_paper_cache", {}).setdefault("layouts", {})
         key = (structure.kind, int(player))
         if key not in cache or cache[key][0] is not structure:
@@ -734,9 +955,34 @@ class PlayerLayout:
 
 class PlayerPlan:
     """A `PlayerLayout` with one learner's working memory for `player_update`: the block's y
-    and the solver's last input and output per infoset (``player_update`` reuses them)."""
+    and the solver's last input and output per infoset (``player_update`` reuses them).
 
-    def __init__(self, game, structure, player):
+    Parameters
+    ----------
+    game : GameTree
+    structure : DeviationStructure
+    player : int
+
+    Attributes
+    ----------
+    layout : PlayerLayout
+        Shared by the learners of the same deviation type.
+    rows : slice
+        The player's rows in the structure's table.
+    solved : (infosets,) uint8 array
+        Which infosets have a remembered solve.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> from labkit.efr import deviation_structure
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> plan = PlayerPlan(kuhn, deviation_structure(kuhn, "cf"), 0)
+    >>> plan.rows, int(plan.solved.sum())
+    (slice(0, 6, None), 0)
+    """
+
+    def __init__(self, game: GameTree, structure: DeviationStructure, player: int):
         self.layout = layout = PlayerLayout.of(game, structure, player)
         self.rows = layout.rows
         self.y = np.empty((max(layout.counts, default=0), structure.num_slots))
@@ -745,13 +991,30 @@ class PlayerPlan:
         self.solved = np.zeros(len(layout.infosets), dtype=np.uint8)
         self._book = _Addresses()
 
-    def addresses(self):
-        """The working arrays' addresses in `player_update`'s order of arguments."""
+    def addresses(self) -> tuple[int, ...]:
+        """The working arrays' addresses in `player_update`'s order of arguments (cached).
+
+        Returns
+        -------
+        tuple of 4 int
+            y, solved_y, solved_sigma and solved.
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> from labkit.efr import deviation_structure
+        >>> kuhn = lk.games.load("kuhn_poker")
+        >>> plan = PlayerPlan(kuhn, deviation_structure(kuhn, "cf"), 0)
+        >>> plan.addresses()[-1] == plan.solved.ctypes.data
+        True
+        """
         return _addresses(self._book, "plan", lambda: (self.y, self.solved_y, self.solved_sigma,
                                                       self.solved))
 
 
-def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
+def player_update(plan: PlayerPlan, flat: NDArray[np.float64], regrets: NDArray[np.float64],
+                  played_weight: NDArray[np.float64], rho: NDArray[np.float64], reached: NDArray[np.uint8],
+                  new_weight: NDArray[np.float64]) -> None:
     """Steps 3 and 4 of the round for one player, compiled: for each of its blocks, shallowest
     first, the time-selection weights under the strategy as the earlier blocks left it
     (`sequential_products`), `block_update`, and the authors' solver (`labkit.efr.eigen`) on
@@ -760,9 +1023,55 @@ def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
     block (an infoset whose weights y repeat the bytes of its last solve reuses that solve's
     strategy: the solver is a deterministic function of them; and y is formed only for the
     reached infosets and only over the slots active in some row of the infoset, the others
-    being one shared running sum of zeros). `regrets` is the learner's whole table,
-    `played_weight` and `new_weight` (output) the player's rows, `rho` (I, S), `reached` (I,)
-    uint8; `plan` is the learner's `PlayerPlan`."""
+    being one shared running sum of zeros).
+
+    Parameters
+    ----------
+    plan : PlayerPlan
+        The learner's plan for this player.
+    flat : (I * A + 1,) float64 array
+        The learner's strategy, flat, with a trailing 1.0; the player's infosets are rewritten.
+    regrets : (R, S) float64 array
+        The learner's whole regret table; the player's rows are updated in place.
+    played_weight : (rows,) float64 array
+        The player's rows' time-selection weights of the round played.
+    rho : (I, S) float64 array
+        The immediate regrets (`immediate_regrets_compiled`).
+    reached : (I,) uint8 array
+        1 where the others reach the infoset (only those are solved).
+    new_weight : (rows,) float64 array
+        Receives the rows' weights under the new strategy.
+
+    Raises
+    ------
+    ValueError
+        If an array has another dtype, layout or shape than the plan's.
+    labkit.efr.eigen.EigenUnavailable
+        Where the compiled library cannot be built.
+
+    Examples
+    --------
+    One round of counterfactual regret matching ("cf") for player 0 of Kuhn poker, from the
+    uniform strategy: each infoset moves to its action of positive regret.
+
+    >>> import labkit as lk
+    >>> from labkit.efr import deviation_structure, eigen
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> uniform = kuhn.legal_mask / kuhn.legal_mask.sum(axis=1, keepdims=True)
+    >>> structure = deviation_structure(kuhn, "cf")
+    >>> flat = np.append(uniform.reshape(-1), 1.0)
+    >>> if eigen.available()[0]:
+    ...     plan = PlayerPlan(kuhn, structure, 0)
+    ...     q, v, reached = counterfactual_values_compiled(kuhn, uniform, 0)
+    ...     rho = immediate_regrets_compiled(kuhn, structure, q, v, uniform)
+    ...     regrets = np.zeros((len(structure.row_infoset), structure.num_slots))
+    ...     played = sequential_products(flat[structure.row_factors[plan.rows]])
+    ...     player_update(plan, flat, regrets, played, rho, reached.astype(np.uint8), np.empty(len(played)))
+    ...     print(flat[:2], regrets[0])
+    ... else:
+    ...     print("[0. 1.] [-0.125  0.125]")
+    [0. 1.] [-0.125  0.125]
+    """
     from labkit.efr.eigen import kernels
     _require_layout(regrets)
     layout, rows = plan.layout, plan.rows
@@ -786,11 +1095,46 @@ def player_update(plan, flat, regrets, played_weight, rho, reached, new_weight):
         uniform)
 
 
-def terminal_reach_compiled(game, probs, scratch=None):
-    """``labkit.evaluate._reach(game, edge_probabilities(game, probs))[:, game.terminals]``,
-    compiled (the same bits): (n + 1, Z), every player's and chance's reach contribution at the
-    terminals. `scratch`, a (num_histories * (n + 1),) float64 array the caller keeps, saves an
-    allocation per call."""
+def terminal_reach_compiled(game: GameTree, probs: NDArray[np.float64],
+                            scratch: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    r"""Every player's and chance's contribution :math:`\pi_i(z)` to reaching each terminal z,
+    compiled: ``labkit.evaluate._reach(game, edge_probabilities(game, probs))[:, game.terminals]``
+    with the same bits.
+
+    Parameters
+    ----------
+    game : GameTree
+    probs : (num_infosets, num_actions) float array
+        Every player's behavioral strategy.
+    scratch : (num_histories * (n + 1),) float64 array, optional
+        Kept by the caller; saves an allocation per call.
+
+    Returns
+    -------
+    (n + 1, Z) float array
+        Row i < n is player i's reach, row n chance's, one column per terminal.
+
+    Raises
+    ------
+    ValueError
+        If `probs` has another shape than the game's, or `scratch` is too small or not
+        C-contiguous float64.
+    labkit.efr.eigen.EigenUnavailable
+        Where the compiled library cannot be built.
+
+    Examples
+    --------
+    >>> import labkit as lk
+    >>> from labkit.efr import deviation_structure, eigen
+    >>> kuhn = lk.games.load("kuhn_poker")
+    >>> uniform = kuhn.legal_mask / kuhn.legal_mask.sum(axis=1, keepdims=True)
+    >>> if eigen.available()[0]:
+    ...     reach = terminal_reach_compiled(kuhn, uniform)
+    ...     print(reach.shape, round(float(reach.prod(axis=0).sum()), 12))    # the terminals add to 1
+    ... else:
+    ...     print((3, 30), 1.0)
+    (3, 30) 1.0
+    """
     from labkit.efr.eigen import kernels
     g = game
     tables = _reach_tables(g)

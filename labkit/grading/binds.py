@@ -31,8 +31,10 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # the top-level modules the driver and its kernel import (labkit's own dependencies included)
 NEEDED = ("labkit", "nbclient", "nbformat", "jupyter_client", "jupyter_core", "ipykernel", "IPython", "zmq",
@@ -55,7 +57,17 @@ print(json.dumps({"path": sys.path, "prefixes": [sys.prefix, sys.base_prefix, sy
 
 
 class BindError(RuntimeError):
-    """A folder the sandbox needs cannot be shown to it; the message says which and why."""
+    """A folder the sandbox needs cannot be shown to it; the message says which and why.
+
+    Examples
+    --------
+    >>> try:
+    ...     check(Layout(folders=[Path("/proc/python")]))
+    ... except BindError as error:
+    ...     print(error)
+    /proc/python () cannot be shown inside the sandbox, which makes its own /proc, /dev, /sys; \
+install the grader's Python elsewhere
+    """
 
 
 @dataclass
@@ -76,6 +88,11 @@ class Layout:
         inside, and the user site stays on); None: the user site is off inside.
     sources : dict
         For each bound folder, why (for messages).
+
+    Examples
+    --------
+    >>> Layout(folders=[Path("/opt/py/lib")], links=[(Path("/opt/venv"), "py")]).user_base is None
+    True
     """
     folders: list = field(default_factory=list)
     links: list = field(default_factory=list)
@@ -94,10 +111,37 @@ def _ask_interpreter(executable):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def resolve(path, limit=40):
+def resolve(path: str | os.PathLike[str], limit: int = 40) -> tuple[Path, list[tuple[Path, str]]]:
     """(real path, links met on the way): every link on `path`, in order, as (link, its target).
 
-    Unlike ``os.path.realpath`` this keeps the links, so that the sandbox can recreate them."""
+    Unlike ``os.path.realpath`` this keeps the links, so that the sandbox can recreate them.
+
+    Parameters
+    ----------
+    path : str or path
+        Absolute.
+    limit : int, default 40
+        Links followed at most.
+
+    Returns
+    -------
+    (pathlib.Path, list of (pathlib.Path, str))
+
+    Raises
+    ------
+    BindError
+        On a loop of links.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     os.makedirs(os.path.join(folder, "real", "lib"))
+    ...     os.symlink("real", os.path.join(folder, "venv"))
+    ...     real, links = resolve(os.path.join(folder, "venv", "lib"))
+    ...     print(real == Path(folder).resolve() / "real" / "lib", [(link.name, target) for link, target in links])
+    True [('venv', 'real')]
+    """
     links, current, pending, hops = [], Path("/"), list(Path(path).parts[1:]), 0
     while pending:
         name = pending.pop(0)
@@ -144,7 +188,7 @@ def _inside(path, folders):
     return any(path == f or f in path.parents for f in folders)
 
 
-def layout(hidden=()):
+def layout(hidden: Iterable[Any] = ()) -> Layout:
     """The `Layout` of this process's interpreter (see the module's docstring).
 
     Parameters
@@ -152,11 +196,27 @@ def layout(hidden=()):
     hidden : iterable of Path
         Folders of the instructor material (``labkit_instructor``): never bound, and an
         editable mapping to one is left out.
+
+    Returns
+    -------
+    Layout
+
+    Raises
+    ------
+    BindError
+        When the interpreter cannot describe itself.
+
+    Examples
+    --------
+    >>> import labkit
+    >>> found = layout()
+    >>> any(Path(labkit.__file__).resolve().is_relative_to(folder) for folder in found.folders)
+    True
     """
     import labkit
     hidden = [Path(h).resolve() for h in hidden]
     asked = _ask_interpreter(sys.executable)
-    wanted = {}                                   # path as used -> why
+    wanted: dict[Path, str] = {}                  # path as used -> why
 
     def want(path, why):
         if path and os.path.isabs(path) and os.path.exists(path):
@@ -186,7 +246,7 @@ def layout(hidden=()):
         user_base = site.USER_BASE
 
     out = Layout(pythonpath=pythonpath, user_base=user_base)
-    real = {}
+    real: dict[Any, Any] = {}
     for path, why in wanted.items():
         target, links = resolve(path)
         real.setdefault(target, why)
@@ -215,16 +275,33 @@ def _readable_by_others(folder, bound):
     return None
 
 
-def check(out, hidden=(), sandbox_uid=None):
+def check(out: Layout, hidden: Iterable[Any] = (), sandbox_uid: int | None = None) -> None:
     """Raise `BindError` if `out` cannot be shown to a sandbox safely and usefully.
 
     Parameters
     ----------
+    out : Layout
     hidden : iterable of Path
         Folders of the instructor material.
     sandbox_uid : int, optional
         The uid the sandbox runs as when it is not this process's (as root); then every
         `NEEDED` module's folder must be readable by others.
+
+    Raises
+    ------
+    BindError
+        A folder the sandbox makes its own, a folder around the instructor material, or a module
+        folder the sandbox's user cannot read.
+
+    Examples
+    --------
+    A course folder that holds the instructor material is never bound:
+
+    >>> try:
+    ...     check(Layout(folders=[Path("/srv/course")]), hidden=["/srv/course/instructor/labkit_instructor"])
+    ... except BindError as error:
+    ...     print(str(error).split(";")[0])
+    /srv/course () also holds the instructor material (/srv/course/instructor/labkit_instructor)
     """
     hidden = [Path(h).resolve() for h in hidden]
     for folder in out.folders:
@@ -258,8 +335,23 @@ def check(out, hidden=(), sandbox_uid=None):
                                 "Python where other users can read it")
 
 
-def arguments(out):
-    """bubblewrap arguments for `out`: the folders their links need, the binds, then the links."""
+def arguments(out: Layout) -> list[str]:
+    """bubblewrap arguments for `out`: the folders their links need, the binds, then the links.
+
+    Parameters
+    ----------
+    out : Layout
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> arguments(Layout(folders=[Path("/opt/py/lib")], links=[(Path("/opt/venv"), "py")]))
+    ['--perms', '0755', '--dir', '/opt', '--perms', '0755', '--dir', '/opt/py', '--ro-bind', '/opt/py/lib', \
+'/opt/py/lib', '--symlink', 'py', '/opt/venv']
+    """
     args, made = [], set()
     targets = [p for p in out.folders] + [where for where, _ in out.links]
     for path in targets:

@@ -19,14 +19,33 @@ progress bar under those lines.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 from labkit.grading import gradebook, lms, manual
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the course options to ``labkit-grade``'s parser: those of `labkit.grading.gradebook`
+    (``--roster``, ``--lms``, ``--gradebook``), ``--review DIR`` and ``--manual FILE``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser)
+    >>> parser.parse_args(["--review", "pages"]).review
+    'pages'
+    """
     gradebook.add_arguments(parser)
     parser.add_argument("--review", metavar="DIR", help="write a review page per exercise with every student's "
                         "written answers side by side, and a manual.csv to fill in, into DIR")
@@ -34,7 +53,29 @@ def add_arguments(parser):
                         "the totals, the CSV, the feedback and the gradebooks")
 
 
-def usage_error(args):
+def usage_error(args: argparse.Namespace) -> str | None:
+    """What is wrong with the course options, for the command line (None: nothing).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed with the options of `add_arguments`.
+
+    Returns
+    -------
+    str or None
+        The message, naming the option.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser)
+    >>> usage_error(parser.parse_args([])) is None
+    True
+    >>> usage_error(parser.parse_args(["--manual", "no-such-manual.csv"]))
+    '--manual no-such-manual.csv: no such file'
+    """
     problem = gradebook.usage_error(args)
     if problem:
         return problem
@@ -46,10 +87,39 @@ def usage_error(args):
 
 
 class Course:
-    """The state of one run (see the module's docstring). Raises ValueError with a message for
-    the command line when the class list or the manual.csv cannot be used."""
+    """The state of one run (see the module's docstring).
 
-    def __init__(self, args, mat, stream=None):
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``labkit-grade``'s arguments: the options of `add_arguments`, ``paths`` and ``exercise``.
+    mat : module
+        The instructor's material (`labkit.grading.material`); its ``EXERCISES``.
+    stream : text file, optional
+        Where progress goes (default standard error).
+
+    Raises
+    ------
+    ValueError
+        With a message for the command line, when the class list or the manual.csv cannot be used.
+
+    Examples
+    --------
+    >>> import argparse, io, types
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser)
+    >>> _ = parser.add_argument("paths", nargs="*"), parser.add_argument("--exercise")
+    >>> materials = types.SimpleNamespace(EXERCISES={})            # the instructor's material: no exercise
+    >>> run = Course(parser.parse_args([]), materials, stream=io.StringIO())
+    >>> run.on_start(["ann.ipynb", "bob.ipynb"])
+    >>> run.on_result({"student": "ann", "exercise": "27.4", "score": 5, "max_score": 5, "seconds": 12})
+    >>> run.stream.getvalue()
+    'labkit-grade: [1/2] ann 27.4 5/5 (12 s)\\n'
+    >>> run.finish([])                                   # no review or gradebook asked for
+    []
+    """
+
+    def __init__(self, args: argparse.Namespace, mat: Any, stream: TextIO | None = None):
         from labkit.grading import roster as _roster
         from labkit.grading.intake import find_notebooks
         self.args, self.mat = args, mat
@@ -62,12 +132,23 @@ class Course:
         self.bar, self.done, self.total, self.start = None, 0, 0, time.monotonic()
 
     @property
-    def reads_first(self):
+    def reads_first(self) -> bool:
         """Whether the run must know every notebook's exercise before grading any: some notebook
         was handed in for an assignment -- under a folder that names an exercise, or in an LMS
         download, which is one assignment, the exercise most of it is
         (`labkit.grading.lms.assignments`) -- and one of another exercise earns nothing there.
-        Otherwise (and with --exercise, which take_in enforces) each notebook is read as it is graded."""
+        Otherwise (and with --exercise, which take_in enforces) each notebook is read as it is graded.
+
+        Examples
+        --------
+        >>> import argparse, io, types
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> _ = parser.add_argument("paths", nargs="*"), parser.add_argument("--exercise")
+        >>> materials = types.SimpleNamespace(EXERCISES={})            # the instructor's material: no exercise
+        >>> Course(parser.parse_args([]), materials, stream=io.StringIO()).reads_first   # no notebook
+        False
+        """
         if self.args.exercise is not None:
             return False
         for path, root in self.roots.items():
@@ -81,22 +162,79 @@ class Course:
 
     # -------------------------------------------------------- the run
 
-    def on_start(self, entries):
-        """The notebooks found, not yet read (`labkit.grading.grader.listing`)."""
+    def on_start(self, entries: Sequence[Any]) -> None:
+        """The notebooks found, not yet read (`labkit.grading.grader.listing`): the count the
+        progress lines show, and on a terminal the progress bar.
+
+        Parameters
+        ----------
+        entries : sequence
+            One entry per notebook.
+
+        Examples
+        --------
+        >>> import argparse, io, types
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> _ = parser.add_argument("paths", nargs="*"), parser.add_argument("--exercise")
+        >>> materials = types.SimpleNamespace(EXERCISES={})            # the instructor's material: no exercise
+        >>> run = Course(parser.parse_args([]), materials, stream=io.StringIO())
+        >>> run.on_start(["ann.ipynb", "bob.ipynb", "cy.ipynb"])
+        >>> run.total, run.bar is None                   # not a terminal: no bar
+        (3, True)
+        """
         self.total = len(entries)
         if self.stream.isatty() and self.total:
             from tqdm.auto import tqdm
             self.bar = tqdm(total=self.total, desc="grading", unit="notebook", file=self.stream)
 
-    def on_read(self, intakes):
+    def on_read(self, intakes: list[Any]) -> None:
         """Every notebook as read, before any is graded: those handed in for another exercise
-        are made not gradable (in place)."""
+        are made not gradable (in place), with a note on the progress stream.
+
+        Parameters
+        ----------
+        intakes : list of labkit.grading.intake.Intake
+
+        Examples
+        --------
+        >>> import argparse, io, types
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> _ = parser.add_argument("paths", nargs="*"), parser.add_argument("--exercise")
+        >>> materials = types.SimpleNamespace(EXERCISES={})            # the instructor's material: no exercise
+        >>> run = Course(parser.parse_args([]), materials, stream=io.StringIO())
+        >>> run.on_read([])
+        >>> run.stream.getvalue()
+        ''
+        """
         handed_in_for = lms.assignments(intakes, self.roots, self.mat.EXERCISES, self.lms, self.args.exercise)
         for intake in lms.refuse_wrong_exercise(intakes, handed_in_for, self.mat.EXERCISES):
             self._say(f"note: {intake.path} is a notebook of another exercise, handed in for {intake.exercise}: "
                       "it earns nothing there")
 
-    def on_result(self, result):
+    def on_result(self, result: dict[str, Any]) -> None:
+        """One notebook graded: its hand-graded points merged (``--manual``), its progress line
+        written, the bar moved on.
+
+        Parameters
+        ----------
+        result : dict
+            The notebook's result (`labkit.grading.grader`); changed in place by the marks.
+
+        Examples
+        --------
+        >>> import argparse, io, types
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> _ = parser.add_argument("paths", nargs="*"), parser.add_argument("--exercise")
+        >>> materials = types.SimpleNamespace(EXERCISES={})            # the instructor's material: no exercise
+        >>> run = Course(parser.parse_args([]), materials, stream=io.StringIO())
+        >>> run.on_start(["ann.ipynb"])
+        >>> run.on_result({"student": "ann", "exercise": "27.4", "score": 3, "max_score": 5, "seconds": 4})
+        >>> run.done, run.stream.getvalue()
+        (1, 'labkit-grade: [1/1] ann 27.4 3/5 (4 s)\\n')
+        """
         if self.marks:
             manual.apply(result, self.marks)
         self.done += 1
@@ -104,13 +242,55 @@ class Course:
         if self.bar is not None:
             self.bar.update(1)
 
-    def close(self):
+    def close(self) -> None:
+        """End the progress bar, if there is one (also when the run was stopped); idempotent.
+
+        Examples
+        --------
+        >>> import argparse, io, types
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> _ = parser.add_argument("paths", nargs="*"), parser.add_argument("--exercise")
+        >>> materials = types.SimpleNamespace(EXERCISES={})            # the instructor's material: no exercise
+        >>> run = Course(parser.parse_args([]), materials, stream=io.StringIO())
+        >>> run.close()
+        >>> run.close()
+        >>> run.bar is None
+        True
+        """
         if self.bar is not None:
             self.bar.close()
             self.bar = None
 
-    def finish(self, results):
-        """Write the review pages, the manual.csv and the gradebooks; returns the paths written."""
+    def finish(self, results: list[dict[str, Any]]) -> list[Path]:
+        """Write the review pages, the manual.csv and the gradebooks that were asked for, and note
+        the marks of ``--manual`` that match no notebook of the run.
+
+        Parameters
+        ----------
+        results : list of dict
+            Every notebook's result.
+
+        Returns
+        -------
+        list of pathlib.Path
+            The paths written.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> import argparse, io, types
+        >>> parser = argparse.ArgumentParser()
+        >>> add_arguments(parser)
+        >>> _ = parser.add_argument("paths", nargs="*"), parser.add_argument("--exercise")
+        >>> materials = types.SimpleNamespace(EXERCISES={})            # the instructor's material: no exercise
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     run = Course(parser.parse_args(["--review", os.path.join(folder, "review")]), materials,
+        ...                  stream=io.StringIO())
+        ...     written = run.finish([])
+        ...     print([os.path.relpath(path, folder) for path in written])
+        ['review/manual.csv']
+        """
         self.close()
         written = []
         if self.marks:
@@ -136,8 +316,30 @@ class Course:
             print(line, file=self.stream, flush=True)
 
 
-def progress_line(result, done, total):
-    """``[3/8] ann 27.4 5/5 (12 s)``: one finished notebook, with its score."""
+def progress_line(result: dict[str, Any], done: int, total: int) -> str:
+    """``[3/8] ann 27.4 5/5 (12 s)``: one finished notebook, with its score.
+
+    Parameters
+    ----------
+    result : dict
+        The notebook's result (`labkit.grading.grader`).
+    done : int
+        How many notebooks are finished, this one included.
+    total : int
+        How many the run has.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> progress_line({"student": "ann", "exercise": "27.4", "score": 5, "max_score": 5, "seconds": 12}, 3, 8)
+    '[3/8] ann 27.4 5/5 (12 s)'
+    >>> progress_line({"student": "bob", "exercise": None, "status": "not gradable",
+    ...                "error": "not a notebook"}, 4, 8)
+    '[4/8] bob ? not gradable: not a notebook'
+    """
     from labkit.grading.report import clean
     width = len(str(total))
     head = f"[{done:0{width}}/{total}] {clean(result.get('student_id', result['student']), 60)}"

@@ -37,6 +37,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 # nbformat validates with jsonschema, whose format checker imports rfc3987_syntax where it is
 # installed, and that module compiles an IRI grammar as it loads (3 CPU seconds, most of the
@@ -81,14 +82,50 @@ class _Events:
         self._out.flush()
 
 
-def run_job(job, events, workdir, meter=None):
+def run_job(job: dict[str, Any], events: Any, workdir: str | os.PathLike[str], meter: Meter | None = None) -> None:
     """Run the job's cells and send one event per cell (see the module's docstring).
 
     Time is charged, not read off the wall clock (`labkit.grading.cpuclock`): each cell has its
     budget, the whole notebook has ``budget`` charged seconds, setup included. A cell stopped
     by the wall-clock safety net on a busy machine is run once more with a wider net; if that
     one is stopped on a busy machine too, the cell is reported as "busy" (not a grade: the
-    grader says to grade it again)."""
+    grader says to grade it again).
+
+    Parameters
+    ----------
+    job : dict
+        The job as the module's docstring describes it.
+    events : object
+        Has ``send(**event)``; each event is a dict of JSON values.
+    workdir : str or path
+        The submission's scratch folder (the kernel's working directory; the seal is written there).
+    meter : Meter, optional
+        The sandbox's clocks; default: the runner's own.
+
+    Examples
+    --------
+    With a stand-in for the kernel (`labkit.grading.runner.KernelRun` starts a real one), the
+    events of a job with a setup cell and an answer cell:
+
+    >>> import tempfile, types
+    >>> from unittest import mock
+    >>> class StandIn:                               # runs nothing, reports every cell as ok
+    ...     interrupts = restarts = 0
+    ...     def __init__(self, *args, **kwargs): pass
+    ...     def __enter__(self): return self
+    ...     def __exit__(self, *exc): return False
+    ...     def run(self, source, timeout, wall_factor=1.0):
+    ...         return types.SimpleNamespace(status="ok", error=None, outputs=[], charged=0.5, cpu=0.4, wall=0.6)
+    >>> class Collect(list):
+    ...     def send(self, **event): self.append(event)
+    >>> job = {"cells": [["setup", None, "import labkit"], ["answer", "a", "x = 1"]], "timeout": 10,
+    ...        "setup_timeout": 60, "budget": 100, "seals": [{"nonce": "n0"}]}
+    >>> events = Collect()
+    >>> with tempfile.TemporaryDirectory() as folder, mock.patch("labkit.grading.runner.KernelRun", StandIn):
+    ...     run_job(job, events, folder)
+    >>> [(e["event"], e.get("status"), e.get("charged")) for e in events]
+    [('cell', 'ok', 0.5), ('done', None, 1.5)]
+    """
     from labkit.grading.runner import KernelRun
     cells = [tuple(c) for c in job["cells"]]
     timeout, setup_timeout = float(job["timeout"]), float(job["setup_timeout"])
@@ -167,9 +204,22 @@ def run_job(job, events, workdir, meter=None):
 
 
 class SetupFailed(RuntimeError):
-    """The exercise's own setup did not run; ``busy`` when a busy machine stopped it twice."""
+    """The exercise's own setup did not run.
 
-    def __init__(self, message, busy=False):
+    Parameters
+    ----------
+    message : str
+    busy : bool, default False
+        True when a busy machine stopped it twice (not a grade: grade again).
+
+    Examples
+    --------
+    >>> error = SetupFailed("the exercise's setup cell failed in the grader: NameError", busy=False)
+    >>> isinstance(error, RuntimeError), error.busy
+    (True, False)
+    """
+
+    def __init__(self, message: str, busy: bool = False):
         super().__init__(message)
         self.busy = busy
 
@@ -194,7 +244,24 @@ def _write_master(job, workdir):
     nbformat.write(nb, str(Path(workdir) / "master.ipynb"))
 
 
-def main():
+def main() -> None:
+    """``python -m labkit.grading.driver < job.json``: protect the process (`harden`), write the
+    master notebook into the job's folder, run the job, stream the events on standard output and
+    exit without waiting for the kernel client's threads. Any failure is a "fatal" event, never a
+    traceback.
+
+    Examples
+    --------
+    A job without its time limit is refused with a "fatal" event:
+
+    >>> import json, subprocess, sys, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     job = json.dumps({"cells": [], "workdir": folder})
+    ...     done = subprocess.run([sys.executable, "-m", "labkit.grading.driver"], input=job,
+    ...                           capture_output=True, text=True, timeout=120)
+    >>> json.loads(done.stdout)
+    {'event': 'fatal', 'error': "KeyError: 'timeout'"}
+    """
     warnings.simplefilter("ignore")
     logging.disable(logging.CRITICAL)      # nbclient and jupyter_client warnings are not the grader's output
     events = _Events()

@@ -15,42 +15,153 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+from collections.abc import Iterable
+from typing import Any, cast
 
 FRESH_KEY = "__fresh__"
 GAMMA_SHAPE = 0.7          # < 1: many rows near a pure strategy, some near uniform
 
 
-def marker(kind):
-    """The placeholder of one fresh argument of a probe (a kind of `KINDS`)."""
+def marker(kind: str) -> dict[str, str]:
+    """The placeholder of one fresh argument of a probe (a kind of `KINDS`).
+
+    Parameters
+    ----------
+    kind : str
+        E.g. "leduc_policy".
+
+    Returns
+    -------
+    dict
+        ``{"__fresh__": kind}``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind.
+
+    Examples
+    --------
+    >>> marker("leduc_policy")
+    {'__fresh__': 'leduc_policy'}
+    """
     if kind not in KINDS:
         raise ValueError(f"unknown kind of fresh input {kind!r}; the kinds are {', '.join(KINDS)}")
     return {FRESH_KEY: kind}
 
 
-def kind_of(arg):
-    """The kind of a marker, or None for an ordinary argument."""
+def kind_of(arg: Any) -> str | None:
+    """The kind of a marker, or None for an ordinary argument.
+
+    Parameters
+    ----------
+    arg : object
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> kind_of(marker("leduc_policy")), kind_of({"a": 1})
+    ('leduc_policy', None)
+    """
     if isinstance(arg, dict) and len(arg) == 1 and isinstance(arg.get(FRESH_KEY), str):
         return arg[FRESH_KEY]
     return None
 
 
-def has_marker(args):
+def has_marker(args: Iterable[Any]) -> bool:
+    """Whether some argument of a probe is a marker.
+
+    Parameters
+    ----------
+    args : iterable
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> has_marker((marker("leduc_policy"), 3)), has_marker((1, 2))
+    (True, False)
+    """
     return any(kind_of(a) is not None for a in args)
 
 
-def seed_for(secret, part, name, probe, run):
-    """A 63-bit seed: HMAC-SHA256 of "part|name|probe|run" keyed by the kernel's secret (bytes)."""
+def seed_for(secret: bytes, part: str, name: str, probe: int, run: int) -> int:
+    """A 63-bit seed: HMAC-SHA256 of "part|name|probe|run" keyed by the kernel's secret, its first
+    8 bytes as a big-endian integer shifted right by one.
+
+    Parameters
+    ----------
+    secret : bytes
+    part, name : str
+    probe, run : int
+        The probe's index and the run's (a slow call runs again with another input).
+
+    Returns
+    -------
+    int
+        In [0, 2**63).
+
+    Examples
+    --------
+    >>> seed_for(b"secret", "27.4(a)", "f", 0, 0)
+    6333277390032054940
+    >>> seed_for(b"secret", "27.4(a)", "f", 0, 1) != seed_for(b"secret", "27.4(a)", "f", 0, 0)
+    True
+    """
     digest = hmac.new(secret, f"{part}|{name}|{probe}|{run}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-def realize(args, seed):
-    """The arguments with every marker replaced by its value drawn from `seed`."""
-    return tuple(draw(kind_of(a), seed) if kind_of(a) is not None else a for a in args)
+def realize(args: Iterable[Any], seed: int) -> tuple[Any, ...]:
+    """The arguments with every marker replaced by its value drawn from `seed`.
+
+    Parameters
+    ----------
+    args : iterable
+    seed : int
+
+    Returns
+    -------
+    tuple
+
+    Examples
+    --------
+    >>> policy, other = realize((marker("leduc_policy"), 3), seed=7)
+    >>> policy.shape, other
+    ((936, 3), 3)
+    """
+    return tuple(draw(cast(str, kind_of(a)), seed) if kind_of(a) is not None else a for a in args)
 
 
-def draw(kind, seed):
-    """The value of a fresh argument: the same in the kernel and in the grader for one seed."""
+def draw(kind: str, seed: int) -> Any:
+    """The value of a fresh argument: the same in the kernel and in the grader for one seed.
+
+    Parameters
+    ----------
+    kind : str
+        A kind of `KINDS`.
+    seed : int
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.array_equal(draw("leduc_policy", 7), realize([marker("leduc_policy")], 7)[0])
+    True
+    """
     try:
         make = KINDS[kind]
     except KeyError:
@@ -64,9 +175,25 @@ def _leduc_legal():
     return lk.games.load("leduc_poker").legal_mask
 
 
-def leduc_policy(seed):
-    """A joint policy on Leduc hold'em, (936, 3): at every infoset, weights drawn from a gamma
-    distribution (shape `GAMMA_SHAPE`) on the legal actions, normalized."""
+def leduc_policy(seed: int) -> Any:
+    r"""A joint policy on Leduc hold'em, (936, 3): at every infoset, weights
+    :math:`w_a \sim \mathrm{Gamma}(k)` (shape `GAMMA_SHAPE`) on the legal actions, normalized,
+    :math:`\pi(a \mid I) = w_a / \sum_b w_b`.
+
+    Parameters
+    ----------
+    seed : int
+
+    Returns
+    -------
+    (936, 3) numpy.ndarray
+
+    Examples
+    --------
+    >>> policy = leduc_policy(7)
+    >>> policy.shape, bool(abs(policy.sum(axis=1) - 1).max() < 1e-12)
+    ((936, 3), True)
+    """
     import numpy as np
     legal = _leduc_legal()
     weights = np.random.default_rng(seed).gamma(GAMMA_SHAPE, size=legal.shape) * legal

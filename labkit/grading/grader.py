@@ -36,8 +36,11 @@ from __future__ import annotations
 import concurrent.futures as cf
 import functools
 import secrets
+import os
 import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from labkit.grading import material as _material
 from labkit.grading.checking import PartResult
@@ -48,6 +51,9 @@ from labkit.grading.manual import written_entries
 from labkit.grading.notebooks import NotebookError, Submission, graded_cells
 from labkit.grading.reporter import verify_record
 from labkit.grading.report import format_table, json_ready, write_csv  # noqa: F401  (public names)
+
+if TYPE_CHECKING:
+    from labkit.grading.sandbox import Limits
 
 DEFAULT_TIMEOUT = 60.0        # charged seconds (see labkit.grading.cpuclock) each cell may use
 DEFAULT_BUDGET = 600.0        # charged seconds one notebook may use in all
@@ -67,10 +73,21 @@ TAMPERED = object()
 
 
 class GradingInterrupted(KeyboardInterrupt):
-    """Grading was stopped (Ctrl-C, SIGTERM): ``results`` holds one entry per notebook, None for
-    those not finished."""
+    """Grading was stopped (Ctrl-C, SIGTERM).
 
-    def __init__(self, results):
+    Parameters
+    ----------
+    results : list
+        One entry per notebook, None for those not finished.
+
+    Examples
+    --------
+    >>> stopped = GradingInterrupted([{"student": "ann"}, None])
+    >>> isinstance(stopped, KeyboardInterrupt), stopped.results[1]
+    (True, None)
+    """
+
+    def __init__(self, results: list[Any]):
         super().__init__("grading interrupted")
         self.results = results
 
@@ -98,14 +115,31 @@ def _blank_result(intake, mat):
             "cpu_seconds": None, "retried": 0}
 
 
-def is_final(result):
+def is_final(result: dict[str, Any]) -> bool:
     """Whether a result is a grade: not a part the machine was too busy to time, not a failure
-    of the grader itself (both are graded again by ``--resume``)."""
+    of the grader itself (both are graded again by ``--resume``).
+
+    Parameters
+    ----------
+    result : dict
+        A notebook's result (`grade_notebook`).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_final({"score": 3}), is_final({"score": 2, "final": False})
+    (True, False)
+    """
     return bool(result.get("final", True))
 
 
-def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, instructor=None, sandbox=True,
-                   budget=DEFAULT_BUDGET, limits=None):
+def grade_notebook(path: str | os.PathLike[str], timeout: float = DEFAULT_TIMEOUT, exercise: str | None = None,
+                   student: str | None = None, instructor: str | os.PathLike[str] | None = None,
+                   sandbox: bool = True, budget: float = DEFAULT_BUDGET,
+                   limits: Limits | None = None) -> dict[str, Any]:
     """Grade one submission.
 
     Parameters
@@ -144,6 +178,33 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
         notebook's); ``similar_to`` (filled by `grade_paths`) names the submissions with the same
         answers; ``cpu_seconds`` is the sandbox's CPU time (with a control group), ``retried``
         the number of cells run again after a busy machine stopped them.
+
+    Raises
+    ------
+    labkit.grading.material.MaterialError
+        Where the instructor material cannot be found.
+    labkit.grading.sandbox.SandboxUnavailable
+        With ``sandbox=True``, where no sandbox can run (not a grade: nothing is graded).
+
+    Examples
+    --------
+    A file that is not a notebook is not gradable, with a message for the student (nothing is run):
+
+    >>> import os, tempfile
+    >>> from labkit.grading import material
+    >>> try:                                       # the instructor material, where it is installed
+    ...     _ = material.load()
+    ...     have_material = True
+    ... except material.MaterialError:
+    ...     have_material = False
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "27_4.ipynb")
+    ...     _ = open(path, "w").write("not json")
+    ...     result = grade_notebook(path, sandbox=False, student="ann") if have_material else None
+    >>> print(result["status"], "|", result["error"]) if have_material else print(
+    ...     "not gradable | 27_4.ipynb is not a Jupyter notebook: its JSON is broken at line 1, column 1 "
+    ...     "(Expecting value)")
+    not gradable | 27_4.ipynb is not a Jupyter notebook: its JSON is broken at line 1, column 1 (Expecting value)
     """
     mat = _material.load(instructor)
     path = Path(path)
@@ -154,8 +215,40 @@ def grade_notebook(path, timeout=DEFAULT_TIMEOUT, exercise=None, student=None, i
     return grade_intake(intake, mat, timeout=timeout, sandbox=sandbox, budget=budget, limits=limits)
 
 
-def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFAULT_BUDGET, limits=None):
-    """Grade a submission already read (`labkit.grading.intake.take_in`)."""
+def grade_intake(intake: Intake, mat: Any, timeout: float = DEFAULT_TIMEOUT, sandbox: bool = True,
+                 budget: float = DEFAULT_BUDGET, limits: Limits | None = None) -> dict[str, Any]:
+    """Grade a submission already read (`labkit.grading.intake.take_in`).
+
+    Parameters
+    ----------
+    intake : labkit.grading.intake.Intake
+    mat : module
+        The instructor material (`labkit.grading.material.load`).
+    timeout, sandbox, budget, limits
+        As for `grade_notebook`.
+
+    Returns
+    -------
+    dict
+        The result (`grade_notebook`). A failure of the grader itself is reported in it
+        (``"grader_failed": True``, not final), never raised.
+
+    Raises
+    ------
+    labkit.grading.sandbox.SandboxUnavailable
+        With ``sandbox=True``, where no sandbox can run.
+
+    Examples
+    --------
+    An unreadable submission is not gradable, and scores None (never 0):
+
+    >>> import types
+    >>> no_exercises = types.SimpleNamespace(EXERCISES={})            # a stand-in for the material
+    >>> intake = Intake("bob.ipynb", "bob", error="bob.ipynb is a FIFO, not a notebook file")
+    >>> result = grade_intake(intake, no_exercises)
+    >>> result["status"], result["score"], result["error"]
+    ('not gradable', None, 'bob.ipynb is a FIFO, not a notebook file')
+    """
     from labkit.grading.sandbox import SandboxUnavailable
     start = time.monotonic()
     result = _blank_result(intake, mat)
@@ -163,7 +256,7 @@ def grade_intake(intake, mat, timeout=DEFAULT_TIMEOUT, sandbox=True, budget=DEFA
         result["error"] = result["reason"] = intake.error
         return result
     ex = mat.EXERCISES[intake.exercise]
-    submission = Submission(intake.exercise, intake.answers, intake.written)
+    submission = Submission(cast(str, intake.exercise), intake.answers, intake.written)
     try:
         parts, notes, run = _run_and_grade(ex, submission, timeout, mat, sandbox, budget, limits)
     except SandboxUnavailable:         # not this notebook's fault, nor a grade: the caller must know
@@ -231,10 +324,33 @@ def _encoded_specs(exercise, specs):
     return _encoded[key][1]
 
 
-def build_job(plan, specs, timeout, budget, sealed_specs):
+def build_job(plan: list[tuple[str, str | None, str]], specs: dict[str, Any], timeout: float, budget: float,
+              sealed_specs: Any) -> tuple[dict[str, Any], list[str]]:
     """(the driver's job, the nonces): the cells, the timeouts, one copy of the encoded part
     specifications and one fresh nonce per kernel the driver may start (`MAX_KERNELS`); the
-    driver pairs the specifications with each kernel's nonce when it writes that kernel's seal."""
+    driver pairs the specifications with each kernel's nonce when it writes that kernel's seal.
+
+    Parameters
+    ----------
+    plan : list of (role, part, source)
+        The master's cells with the answers in place.
+    specs : dict
+        {part: `labkit.grading.checking.PartSpec`}; timed parts' check cells get more time.
+    timeout, budget : float
+        Charged seconds per cell and for the notebook.
+    sealed_specs : object
+        The specifications encoded for the kernel (`labkit.grading.wire.encode_specs`).
+
+    Returns
+    -------
+    (dict, list of str)
+
+    Examples
+    --------
+    >>> job, nonces = build_job([("setup", None, "import labkit"), ("answer", "a", "x = 1")], {}, 10, 100, "specs")
+    >>> sorted(job), len(nonces), job["setup_timeout"]
+    (['budget', 'cells', 'seals', 'setup_timeout', 'specs', 'timeout', 'timeouts'], 8, 120.0)
+    """
     nonces = [secrets.token_hex(16) for _ in range(MAX_KERNELS)]
     job = {"cells": [list(c) for c in plan], "timeout": timeout, "setup_timeout": max(timeout, SETUP_TIMEOUT),
            "budget": budget, "timeouts": _check_timeouts(plan, specs, timeout), "specs": sealed_specs,
@@ -396,10 +512,30 @@ def _grade_check(part, event, trouble, nonces, specs, mat, run, fatal, unexplain
 # -------------------------------------------------------------------- many
 
 
-def listing(paths, exercises=None):
+def listing(paths: Iterable[str | os.PathLike[str]], exercises: Mapping[str, Any] | None = None) -> list[Intake]:
     """Every notebook under `paths`, not yet read: `Intake` s with the path and the ids
-    (`labkit.grading.identity.ids_for`; `exercises` tells assignment folders from students'
-    folders), in path order."""
+    (`labkit.grading.identity.ids_for`), in path order.
+
+    Parameters
+    ----------
+    paths : iterable of str or path
+        Notebooks and folders.
+    exercises : mapping, optional
+        {number: Exercise}: tells assignment folders from students' folders.
+
+    Returns
+    -------
+    list of labkit.grading.intake.Intake
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     os.makedirs(os.path.join(folder, "ann"))
+    ...     _ = open(os.path.join(folder, "ann", "27_4.ipynb"), "w").write("{}")
+    ...     print([(entry.student, os.path.basename(entry.path)) for entry in listing([folder])])
+    [('ann', '27_4.ipynb')]
+    """
     found = find_notebooks(paths)
     ids = ids_for(found, exercises)
     entries = []
@@ -409,9 +545,32 @@ def listing(paths, exercises=None):
     return entries
 
 
-def take_in_all(paths, mat, exercise=None):
+def take_in_all(paths: Iterable[str | os.PathLike[str]], mat: Any, exercise: str | None = None) -> list[Intake]:
     """Read every notebook under `paths` at once (`labkit.grading.intake.take_in`); `grade_paths`
-    reads them in its workers instead."""
+    reads them in its workers instead.
+
+    Parameters
+    ----------
+    paths : iterable of str or path
+    mat : module
+        The instructor material (its ``EXERCISES``).
+    exercise : str, optional
+        The exercise expected.
+
+    Returns
+    -------
+    list of labkit.grading.intake.Intake
+
+    Examples
+    --------
+    >>> import os, tempfile, types
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     os.makedirs(os.path.join(folder, "ann"))
+    ...     _ = open(os.path.join(folder, "ann", "27_4.ipynb"), "w").write("not json")
+    ...     intakes = take_in_all([folder], types.SimpleNamespace(EXERCISES={}))
+    >>> [(intake.student, intake.error[:35]) for intake in intakes]
+    [('ann', '27_4.ipynb is not a Jupyter noteboo')]
+    """
     return [take_in(i.path, i.student, mat.EXERCISES, expected=exercise, student_id=i.student_id,
                     submission_id=i.submission_id) for i in listing(paths, mat.EXERCISES)]
 
@@ -465,11 +624,31 @@ def _sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def finish(results, mat):
+def finish(results: list[Any], mat: Any) -> list[Any]:
     """What can only be said once every notebook is read, added to the results in place:
     copies of one another (``similar_to``: the other submissions' ids, and status "flagged";
     for the instructor only), and, in a class of one exercise, that exercise's maximum for the
-    notebooks that could not be read. Returns `results`."""
+    notebooks that could not be read.
+
+    Parameters
+    ----------
+    results : list of dict or None
+        None for a notebook not finished.
+    mat : module
+        The instructor material.
+
+    Returns
+    -------
+    list
+        `results`.
+
+    Examples
+    --------
+    >>> import types
+    >>> results = [{"submission_id": s, "status": "graded", "exercise": "27.4", "fingerprint": "f"} for s in "ab"]
+    >>> [(r["status"], r["similar_to"]) for r in finish(results, types.SimpleNamespace(EXERCISES={}))]
+    [('flagged', ['b']), ('flagged', ['a'])]
+    """
     done = [r for r in results if r is not None]
     for r in done:
         r["similar_to"] = []
@@ -489,13 +668,20 @@ def finish(results, mat):
     return results
 
 
-def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, progress=False, instructor=None,
-                sandbox=True, budget=DEFAULT_BUDGET, limits=None, on_start=None, on_result=None, journal=None,
-                on_read=None):
+def grade_paths(paths: Iterable[str | os.PathLike[str]], timeout: float = DEFAULT_TIMEOUT, exercise: str | None = None,
+                executor: Any = None, progress: bool = False, instructor: str | os.PathLike[str] | None = None,
+                sandbox: bool = True, budget: float = DEFAULT_BUDGET, limits: Limits | None = None,
+                on_start: Callable[[list[Intake]], Any] | None = None,
+                on_result: Callable[[dict[str, Any]], Any] | None = None, journal: Any = None,
+                on_read: Callable[[list[Intake]], Any] | None = None) -> list[Any]:
     """Grade every notebook under `paths`, in parallel.
 
     Parameters
     ----------
+    paths : iterable of str or path
+        Notebooks and folders (`labkit.grading.intake.find_notebooks`).
+    timeout, exercise, instructor, sandbox, budget, limits
+        As for `grade_notebook`.
     executor : None, "serial", int or an executor
         None: one thread per core; "serial" or 1: one at a time in this thread; an int: that
         many threads (each waits on its own sandboxed process, so threads are enough); or any
@@ -530,6 +716,26 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
     GradingInterrupted
         On Ctrl-C (KeyboardInterrupt in this thread): every sandbox is stopped, and the
         exception's ``results`` hold the finished results (None for the others).
+    labkit.grading.material.MaterialError, labkit.grading.sandbox.SandboxUnavailable
+        As for `grade_notebook`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from labkit.grading import material
+    >>> try:                                       # the instructor material, where it is installed
+    ...     _ = material.load()
+    ...     have_material = True
+    ... except material.MaterialError:
+    ...     have_material = False
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     for student in ("ann", "bob"):
+    ...         os.makedirs(os.path.join(folder, student))
+    ...         _ = open(os.path.join(folder, student, "27_4.ipynb"), "w").write("not json")
+    ...     results = (grade_paths([folder], sandbox=False, executor="serial") if have_material else
+    ...                [{"student": s, "status": "not gradable"} for s in ("ann", "bob")])
+    >>> [(r["student"], r["status"]) for r in results]
+    [('ann', 'not gradable'), ('bob', 'not gradable')]
     """
     mat = _material.load(instructor)
     if sandbox:
@@ -561,7 +767,7 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
     pool, owned = _executor(executor, len(entries))
     try:
         read = on_read is not None
-        if read:
+        if on_read is not None:
             entries = _map(pool, _read_unit, [(entry, options) for entry in entries])
             on_read(entries)
         units = [(entry, options, read) for entry in entries]
@@ -591,7 +797,7 @@ def grade_paths(paths, timeout=DEFAULT_TIMEOUT, exercise=None, executor=None, pr
         raise GradingInterrupted(results) from None
     except BaseException as exc:
         _stop(pool, owned)
-        exc.results = results
+        exc.results = results  # type: ignore[attr-defined]  # the finished results travel with it
         raise
     finally:
         if bar is not None:

@@ -54,19 +54,49 @@ NR, ARCH, ARG0_LOW = 0, 4, 16
 
 
 class HardeningError(OSError):
-    """The driver could not protect itself (the message says which step failed)."""
+    """The driver could not protect itself (the message says which step failed).
+
+    Examples
+    --------
+    >>> try:
+    ...     user_namespace_filter("vax")
+    ... except HardeningError as error:
+    ...     print(error.strerror)
+    no seccomp filter for 'vax' (known: x86_64, aarch64)
+    """
 
 
 def _insn(code, k, jt=0, jf=0):
     return struct.pack("HBBI", code, jt, jf, k)
 
 
-def user_namespace_filter(machine=None):
+def user_namespace_filter(machine: str | None = None) -> bytes:
     """The BPF program (bytes, 8 per instruction) that refuses new user namespaces.
 
     Steps: a call of another architecture is refused; the x32 ABI is refused; ``clone3`` gets
     ENOSYS; ``unshare`` and ``clone`` whose first argument has ``CLONE_NEWUSER`` get EPERM;
-    everything else is allowed."""
+    everything else is allowed.
+
+    Parameters
+    ----------
+    machine : str, optional
+        "x86_64" or "aarch64" (default: this machine's, ``platform.machine()``).
+
+    Returns
+    -------
+    bytes
+        13 instructions of 8 bytes.
+
+    Raises
+    ------
+    HardeningError
+        For another architecture.
+
+    Examples
+    --------
+    >>> len(user_namespace_filter("x86_64")) // 8, len(user_namespace_filter("aarch64")) // 8
+    (13, 13)
+    """
     machine = machine or platform.machine()
     if machine not in ARCHITECTURES:
         raise HardeningError(errno.ENOSYS, f"no seccomp filter for {machine!r} (known: {', '.join(ARCHITECTURES)})")
@@ -101,13 +131,27 @@ def _prctl(libc, option, *args):
         raise HardeningError(code, f"prctl({option}) failed: {os.strerror(code)}")
 
 
-def harden():
+def harden() -> None:
     """Make this process undumpable, set no_new_privs and install `user_namespace_filter`.
+
+    It cannot be undone: the driver calls it as its first act, in a process of its own.
 
     Raises
     ------
     HardeningError
-        If a step fails (the caller decides whether to go on without it)."""
+        If a step fails (the caller decides whether to go on without it).
+
+    Examples
+    --------
+    In a child process (never in one that must go on making sandboxes), a user namespace is
+    refused afterwards:
+
+    >>> import subprocess, sys
+    >>> code = ("from labkit.grading.hardening import harden; harden(); import subprocess; "
+    ...         "print(subprocess.run(['unshare', '--user', 'true'], capture_output=True).returncode != 0)")
+    >>> subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    'True\\n'
+    """
     libc = ctypes.CDLL(None, use_errno=True)
     _prctl(libc, PR_SET_DUMPABLE, 0)
     _prctl(libc, PR_SET_NO_NEW_PRIVS, 1)

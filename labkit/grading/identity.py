@@ -28,7 +28,9 @@ import hashlib
 import os
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from labkit.grading import lms
 
@@ -39,14 +41,43 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\"}
 
 
-def raw_bytes(name):
-    """The bytes of a name as the file system holds them (``os.fsencode``: a name that was not
-    UTF-8 comes back byte for byte)."""
+def raw_bytes(name: str | bytes) -> bytes:
+    r"""The bytes of a name as the file system holds them (``os.fsencode``: a name that was not
+    UTF-8 comes back byte for byte).
+
+    Parameters
+    ----------
+    name : str or bytes
+
+    Returns
+    -------
+    bytes
+
+    Examples
+    --------
+    >>> raw_bytes("é"), raw_bytes(b"\xff")
+    (b'\xc3\xa9', b'\xff')
+    """
     return name if isinstance(name, bytes) else os.fsencode(name)
 
 
-def display_name(name):
-    """`name` (str from the file system, or bytes) as one readable line; see the module's docstring."""
+def display_name(name: str | bytes) -> str:
+    r"""`name` (str from the file system, or bytes) as one readable line; see the module's docstring.
+
+    Parameters
+    ----------
+    name : str or bytes
+
+    Returns
+    -------
+    str
+        Control characters, bytes that are not UTF-8 and uncountable spaces written as escapes.
+
+    Examples
+    --------
+    >>> print(display_name("a\nb"), display_name(b"caf\xff"), display_name(" ann"))
+    a\nb caf\xff \x20ann
+    """
     text = raw_bytes(name).decode("utf-8", "surrogateescape")
     out = []
     for k, ch in enumerate(text):
@@ -64,8 +95,23 @@ def display_name(name):
     return "".join(out)
 
 
-def make_id(name):
-    """A file-name-safe id of `name` (str or bytes); see the module's docstring."""
+def make_id(name: str | bytes) -> str:
+    """A file-name-safe id of `name` (str or bytes); see the module's docstring.
+
+    Parameters
+    ----------
+    name : str or bytes
+
+    Returns
+    -------
+    str
+        The name itself when it is plain, else a readable ASCII form, ``~`` and a hash.
+
+    Examples
+    --------
+    >>> make_id("Jane Smith_101_assignsubmission_file_"), make_id("José Núñez"), make_id("a/b")
+    ('Jane Smith_101_assignsubmission_file_', 'Jose_Nunez~cd32e4cb9e', 'a_b~c14cddc033')
+    """
     raw = raw_bytes(name)
     text = raw.decode("ascii", "replace") if raw.isascii() else None
     if text is not None and len(text) <= MAX_PLAIN and _PLAIN.fullmatch(text):
@@ -81,20 +127,44 @@ def _stem(path):
     return name[:-len(".ipynb")] if name.endswith(".ipynb") else name
 
 
-def ids_for(found, exercises=None):
+def ids_for(found: Iterable[tuple[str | os.PathLike[str], str | os.PathLike[str] | None]],
+            exercises: Mapping[str, Any] | None = None) -> dict[Path, tuple[str, str, str]]:
     """{path: (student, student_id, submission_id)} for `found`, a list of (path, root) pairs as
     `labkit.grading.intake.find_notebooks` gives them (root None for a file given by itself);
     `exercises` ({number: Exercise}) tells assignment folders from students' folders.
 
     Within a folder given, the ids come from the path below it. Files given by themselves are
     known by their stem; when several share a stem, by as many parent folders as tell them apart
-    (a function of the set of files given, not of their order)."""
+    (a function of the set of files given, not of their order).
+
+    Parameters
+    ----------
+    found : iterable of (path, root or None)
+    exercises : mapping, optional
+
+    Returns
+    -------
+    dict
+        {pathlib.Path: (student, student_id, submission_id)}.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "ann" / "lab15.ipynb"
+    ...     path.parent.mkdir()
+    ...     print(ids_for([(path, folder)])[path])
+    ('ann', 'ann', 'ann+lab15')
+    >>> alone = [(Path("x/27_4.ipynb"), None), (Path("y/27_4.ipynb"), None)]     # the same stem
+    >>> [ids[2] for ids in ids_for(alone).values()]
+    ['x+27_4', 'y+27_4']
+    """
     out, alone = {}, []
     for path, root in found:
         path = Path(path)
         if root is not None and Path(root).is_dir():
             parts = list(path.relative_to(root).parts)
-            folders = lms.student_folders(root, parts, exercises or {})
+            folders = lms.student_folders(Path(root), parts, exercises or {})
             parts[-1] = _stem(parts[-1])
             student = folders[0] if folders else parts[-1]
             out[path] = (display_name(student), make_id(student), "+".join(make_id(p) for p in parts))

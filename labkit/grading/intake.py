@@ -20,19 +20,46 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from labkit.grading.identity import display_name
 from labkit.grading.notebooks import NotebookError, extract, read_notebook
 
+if TYPE_CHECKING:
+    from labkit.grading.notebooks import Exercise
+
 MAX_NOTEBOOK_BYTES = 20_000_000
 
 
-def find_notebooks(paths):
+def find_notebooks(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, Path | None]]:
     """(notebook path, root given) for every ``*.ipynb`` under the given files and folders,
-    sorted; folders are walked without following symlinks; checkpoint copies are skipped."""
-    found = []
+    sorted; folders are walked without following symlinks; checkpoint copies are skipped.
+
+    Parameters
+    ----------
+    paths : iterable of str or path
+        Notebook files (listed as given, root None) and folders.
+
+    Returns
+    -------
+    list of (pathlib.Path, pathlib.Path or None)
+        A symlink or other non-file named ``*.ipynb`` is listed too; `read_bytes` refuses it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     os.makedirs(os.path.join(folder, "ann", ".ipynb_checkpoints"))
+    ...     for name in ("ann/ex.ipynb", "ann/notes.txt", "ann/.ipynb_checkpoints/ex-checkpoint.ipynb"):
+    ...         _ = open(os.path.join(folder, name), "w").write("{}")
+    ...     os.symlink("/dev/zero", os.path.join(folder, "ann", "zero.ipynb"))
+    ...     print([(str(path.relative_to(folder)), root == Path(folder)) for path, root in find_notebooks([folder])])
+    [('ann/ex.ipynb', True), ('ann/zero.ipynb', True)]
+    """
+    found: list[tuple[Path, Path | None]] = []
     for p in map(Path, paths):
         if p.is_dir():
             entries = []
@@ -47,8 +74,39 @@ def find_notebooks(paths):
     return found
 
 
-def read_bytes(path, max_bytes=MAX_NOTEBOOK_BYTES):
-    """The bytes of a submission, or NotebookError saying why it cannot be read."""
+def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_NOTEBOOK_BYTES) -> bytes:
+    """The bytes of a submission: a regular file, not a link, at most `max_bytes` long.
+
+    Parameters
+    ----------
+    path : str or path
+    max_bytes : int, default `MAX_NOTEBOOK_BYTES` (20 MB)
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    labkit.grading.notebooks.NotebookError
+        Saying, for the student, why the file cannot be read: a symbolic link, a FIFO, a folder or
+        a device, unreadable, or too large.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "ex.ipynb")
+    ...     _ = open(path, "w").write("{}")
+    ...     print(read_bytes(path))
+    ...     os.symlink("/dev/zero", os.path.join(folder, "zero.ipynb"))
+    ...     try:
+    ...         read_bytes(os.path.join(folder, "zero.ipynb"))
+    ...     except NotebookError as error:
+    ...         print(error)
+    b'{}'
+    zero.ipynb is a symbolic link, not a notebook file; submit the .ipynb file itself
+    """
     name = display_name(Path(path).name)
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
     try:
@@ -93,8 +151,34 @@ def read_bytes(path, max_bytes=MAX_NOTEBOOK_BYTES):
 class Intake:
     """One submission as read: what to grade, or why it cannot be graded.
 
-    ``student`` is the readable name, ``student_id`` and ``submission_id`` the stable ids
-    (`labkit.grading.identity`), ``sha256`` the hash of the file's bytes (None if unreadable)."""
+    Attributes
+    ----------
+    path : str
+    student : str
+        The readable name.
+    exercise : str or None
+        The exercise number the notebook is (None where that is not known).
+    answers : dict
+        {slot: [code source, ...]}, the answer cells in notebook order.
+    written : dict
+        {slot: markdown text}, the written answers.
+    error : str or None
+        Why it cannot be graded, for the student.
+    flags : list of str
+        Notes for the instructor (a file name that names another exercise).
+    fingerprint : str or None
+        Of the answers that differ from the templates (`fingerprint`).
+    student_id, submission_id : str or None
+        The stable ids (`labkit.grading.identity`); made from ``student`` when not given.
+    sha256 : str or None
+        The hash of the file's bytes (None if unreadable).
+
+    Examples
+    --------
+    >>> intake = Intake("ann/ex.ipynb", "Ann Lee")
+    >>> intake.student_id == intake.submission_id, intake.error is None
+    (True, True)
+    """
     path: str
     student: str
     exercise: str | None = None
@@ -113,9 +197,45 @@ class Intake:
         self.submission_id = self.submission_id or self.student_id
 
 
-def take_in(path, student, exercises, expected=None, max_bytes=MAX_NOTEBOOK_BYTES, student_id=None,
-            submission_id=None):
-    """Read one submission into an `Intake` (never raises for a bad file)."""
+def take_in(path: str | os.PathLike[str], student: str, exercises: Mapping[str, Exercise],
+            expected: str | None = None, max_bytes: int = MAX_NOTEBOOK_BYTES, student_id: str | None = None,
+            submission_id: str | None = None) -> Intake:
+    """Read one submission into an `Intake` (never raises for a bad file: its ``error`` says why).
+
+    Parameters
+    ----------
+    path : str or path
+    student : str
+        The readable name.
+    exercises : mapping
+        {number: `labkit.grading.notebooks.Exercise`}, the instructor's exercises.
+    expected : str, optional
+        The exercise the submission must be (``--exercise``); also the exercise of an unreadable one.
+    max_bytes : int, default `MAX_NOTEBOOK_BYTES`
+    student_id, submission_id : str, optional
+        Stable ids (`labkit.grading.identity`).
+
+    Returns
+    -------
+    Intake
+
+    Examples
+    --------
+    >>> import nbformat, os, tempfile
+    >>> from labkit.grading import notebooks as nbk
+    >>> exercise = nbk.Exercise("1.1", "1_1_sum", "A sum", (
+    ...     nbk.md("# Exercise 1.1"), nbk.answer("1.1(a)", "total = ...", "total = 3"), nbk.check("1.1(a)")))
+    >>> exercises = {"1.1": exercise}
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "1_1_sum.ipynb")
+    ...     nbformat.write(exercise.notebook(solution=True), path)
+    ...     intake = take_in(path, "ann", exercises)
+    ...     missing = take_in(os.path.join(folder, "none.ipynb"), "bob", exercises, expected="1.1")
+    >>> intake.exercise, intake.answers, intake.error
+    ('1.1', {'1.1(a)': ['total = 3']}, None)
+    >>> missing.exercise, missing.error
+    ('1.1', 'none.ipynb cannot be opened (No such file or directory)')
+    """
     intake = Intake(str(path), student, student_id=student_id, submission_id=submission_id)
     try:
         data = read_bytes(path, max_bytes)
@@ -127,8 +247,41 @@ def take_in(path, student, exercises, expected=None, max_bytes=MAX_NOTEBOOK_BYTE
     return take_in_bytes(data, intake, exercises, expected)
 
 
-def take_in_bytes(data, intake, exercises, expected=None):
-    """Fill `intake` (path and ids set) from the bytes of its file (never raises for bad bytes)."""
+def take_in_bytes(data: bytes, intake: Intake, exercises: Mapping[str, Exercise],
+                  expected: str | None = None) -> Intake:
+    """Fill `intake` (path and ids set) from the bytes of its file (never raises for bad bytes:
+    its ``error`` says why).
+
+    Parameters
+    ----------
+    data : bytes
+        The file's contents.
+    intake : Intake
+        Filled in place.
+    exercises : mapping
+        {number: `labkit.grading.notebooks.Exercise`}.
+    expected : str, optional
+        The exercise the submission must be.
+
+    Returns
+    -------
+    Intake
+        `intake` itself.
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> from labkit.grading import notebooks as nbk
+    >>> exercise = nbk.Exercise("1.1", "1_1_sum", "A sum", (
+    ...     nbk.md("# Exercise 1.1"), nbk.answer("1.1(a)", "total = ...", "total = 3"), nbk.check("1.1(a)")))
+    >>> exercises = {"1.1": exercise}
+    >>> data = nbformat.writes(exercise.notebook(solution=True)).encode()
+    >>> intake = take_in_bytes(data, Intake("ann/1_1_sum.ipynb", "ann"), exercises)
+    >>> intake.exercise, intake.answers, len(intake.sha256)
+    ('1.1', {'1.1(a)': ['total = 3']}, 64)
+    >>> take_in_bytes(b"not json", Intake("bob.ipynb", "bob"), exercises).error
+    'bob.ipynb is not a Jupyter notebook: its JSON is broken at line 1, column 1 (Expecting value)'
+    """
     name = display_name(Path(intake.path).name)
     intake.sha256 = hashlib.sha256(data).hexdigest()
     try:
@@ -151,9 +304,32 @@ def take_in_bytes(data, intake, exercises, expected=None):
     return intake
 
 
-def fingerprint(exercise, answers):
+def fingerprint(exercise: Exercise, answers: Mapping[str, list[str]]) -> str | None:
     """sha256 of the answer cells that differ from the exercise's templates (whitespace
-    ignored), or None when nothing was written (blank notebooks are not copies of each other)."""
+    ignored), or None when nothing was written (blank notebooks are not copies of each other).
+
+    Parameters
+    ----------
+    exercise : labkit.grading.notebooks.Exercise
+    answers : mapping
+        {slot: [code source, ...]}.
+
+    Returns
+    -------
+    str or None
+        64 hexadecimal digits.
+
+    Examples
+    --------
+    >>> from labkit.grading import notebooks as nbk
+    >>> exercise = nbk.Exercise("1.1", "1_1_sum", "A sum", (
+    ...     nbk.md("# Exercise 1.1"), nbk.answer("1.1(a)", "total = ...", "total = 3"), nbk.check("1.1(a)")))
+    >>> exercises = {"1.1": exercise}
+    >>> fingerprint(exercise, {"1.1(a)": ["total = ..."]}) is None          # the template, untouched
+    True
+    >>> fingerprint(exercise, {"1.1(a)": ["total = 3"]}) == fingerprint(exercise, {"1.1(a)": ["total  =  3"]})
+    True
+    """
     templates = {c.slot: " ".join(c.source.split()) for c in exercise.cells if c.role == "answer"}
     written = {slot: [" ".join(src.split()) for src in sources] for slot, sources in sorted(answers.items())
                if [" ".join(src.split()) for src in sources] != [templates.get(slot)]}
@@ -162,8 +338,32 @@ def fingerprint(exercise, answers):
     return hashlib.sha256(json.dumps(written, sort_keys=True).encode()).hexdigest()
 
 
-def named_exercise(filename, exercises, actual):
-    """The exercise a file name points at, if it is not `actual` (by slug or number, e.g. 27_3)."""
+def named_exercise(filename: str, exercises: Mapping[str, Exercise], actual: str | None) -> str | None:
+    """The exercise a file name points at, if it is not `actual` (by slug or number, e.g. 27_3).
+
+    Parameters
+    ----------
+    filename : str
+    exercises : mapping
+        {number: `labkit.grading.notebooks.Exercise`}.
+    actual : str or None
+        The exercise the notebook is.
+
+    Returns
+    -------
+    str or None
+        The other exercise's number, or None.
+
+    Examples
+    --------
+    >>> from labkit.grading import notebooks as nbk
+    >>> exercise = nbk.Exercise("1.1", "1_1_sum", "A sum", (
+    ...     nbk.md("# Exercise 1.1"), nbk.answer("1.1(a)", "total = ...", "total = 3"), nbk.check("1.1(a)")))
+    >>> exercises = {"1.1": exercise}
+    >>> exercises["2.1"] = nbk.Exercise("2.1", "2_1_product", "A product", ())
+    >>> named_exercise("ann_2_1.ipynb", exercises, "1.1"), named_exercise("ann_1_1.ipynb", exercises, "1.1")
+    ('2.1', None)
+    """
     lowered = filename.lower()
     for number, ex in exercises.items():
         if number == actual:
@@ -174,15 +374,33 @@ def named_exercise(filename, exercises, actual):
     return None
 
 
-def similar_groups(items):
-    """Groups (lists, two or more) of submissions with the same answers: `items` are results
-    or intakes, with ``exercise`` and ``fingerprint``; blank notebooks are never grouped.
+def similar_groups(items: Iterable[Any]) -> list[list[Any]]:
+    """Groups (lists, two or more) of submissions with the same answers; blank notebooks are
+    never grouped.
 
     What this finds is for the instructor only (a CSV column, the JSON lines, a report of its
-    own): a student's feedback never names another student."""
+    own): a student's feedback never names another student.
+
+    Parameters
+    ----------
+    items : iterable
+        Results (dicts) or intakes, with ``exercise`` and ``fingerprint``.
+
+    Returns
+    -------
+    list of lists
+
+    Examples
+    --------
+    >>> items = [{"student": "a", "exercise": "1.1", "fingerprint": "ab"},
+    ...          {"student": "b", "exercise": "1.1", "fingerprint": "ab"},
+    ...          {"student": "c", "exercise": "1.1", "fingerprint": None}]          # blank
+    >>> [[item["student"] for item in group] for group in similar_groups(items)]
+    [['a', 'b']]
+    """
     def get(item, key):
         return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
-    by_print = {}
+    by_print: dict[tuple[Any, Any], list[Any]] = {}
     for item in items:
         if get(item, "fingerprint"):
             by_print.setdefault((get(item, "exercise"), get(item, "fingerprint")), []).append(item)

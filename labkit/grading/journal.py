@@ -25,6 +25,7 @@ import fcntl
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from labkit.grading.outputs import OutputError, open_append, open_new
 
@@ -34,12 +35,44 @@ VERSION = 1
 
 
 class JournalBusy(RuntimeError):
-    """Another grader is writing to the same output folder."""
+    """Another grader is writing to the same output folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     first = Journal(folder)
+    ...     try:
+    ...         Journal(folder)
+    ...     except JournalBusy as error:
+    ...         print(str(error).startswith("another labkit-grade is writing to"))
+    ...     first.close()
+    True
+    """
 
 
-def read_entries(path):
-    """{submission_id: entry} from a journal (the last entry of each id wins; broken lines skipped)."""
-    entries = {}
+def read_entries(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """{submission_id: entry} from a journal (the last entry of each id wins; broken lines skipped).
+
+    Parameters
+    ----------
+    path : str or path
+        The journal (a missing or unreadable one gives {}).
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, JOURNAL_NAME)
+    ...     _ = open(path, "w").write('{"journal": 1}\\n{"submission_id": "ann", "result": {"score": 3}}\\n{"subm')
+    ...     print(read_entries(path))
+    {'ann': {'submission_id': 'ann', 'result': {'score': 3}}}
+    """
+    entries: dict[str, dict[str, Any]] = {}
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -73,9 +106,23 @@ class Journal:
         When another grader holds the folder.
     OutputError
         When the journal cannot be written.
+
+    Examples
+    --------
+    A run records a result; a resumed run finds it again for the same content:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     journal = Journal(folder, command=["labkit-grade", "class/"])
+    ...     journal.record({"submission_id": "ann", "sha256": "ab12", "score": 3})
+    ...     journal.close()
+    ...     again = Journal(folder, resume=True)
+    ...     print(again.cached("ann", "ab12"), again.cached("ann", "cd34"))
+    ...     again.close()
+    {'submission_id': 'ann', 'sha256': 'ab12', 'score': 3} None
     """
 
-    def __init__(self, folder, resume=False, command=None):
+    def __init__(self, folder: str | os.PathLike[str], resume: bool = False, command: list[str] | None = None):
         self.folder = Path(folder)
         self.path = self.folder / JOURNAL_NAME
         try:
@@ -103,22 +150,76 @@ class Journal:
         self._file.write_line(json.dumps({"journal": VERSION, "started": started, "command": command or []}))
         self.recorded = 0
 
-    def cached(self, submission_id, sha256):
-        """The result kept for this notebook, if a final one with the same content is in the journal."""
+    def cached(self, submission_id: str, sha256: str | None) -> dict[str, Any] | None:
+        """The result kept for this notebook, if a final one with the same content is in the journal.
+
+        Parameters
+        ----------
+        submission_id : str
+        sha256 : str or None
+            Of the notebook's bytes now.
+
+        Returns
+        -------
+        dict or None
+            A copy of the kept result.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     journal = Journal(folder)
+        ...     journal.record({"submission_id": "ann", "sha256": "ab12"}, final=False)    # not a grade
+        ...     journal.close()
+        ...     print(Journal(folder, resume=True).cached("ann", "ab12"))
+        None
+        """
         entry = self.entries.get(submission_id)
         if entry and sha256 and entry.get("sha256") == sha256 and entry.get("final"):
             return dict(entry["result"])
         return None
 
-    def record(self, result, final=True):
-        """Append one notebook's result (raises `OutputError`, the journal left whole)."""
+    def record(self, result: dict[str, Any], final: bool = True) -> None:
+        """Append one notebook's result as one line.
+
+        Parameters
+        ----------
+        result : dict
+            The notebook's result (`labkit.grading.grader.grade_notebook`).
+        final : bool, default True
+            Whether it is a grade (`labkit.grading.grader.is_final`).
+
+        Raises
+        ------
+        labkit.grading.outputs.OutputError
+            When it cannot be written (the journal left whole).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     journal = Journal(folder)
+        ...     journal.record({"submission_id": "ann", "path": "ann/27_4.ipynb", "sha256": "ab12"})
+        ...     journal.close()
+        ...     print(journal.recorded, list(read_entries(journal.path)))
+        1 ['ann']
+        """
         line = json.dumps({"submission_id": result.get("submission_id"), "path": result.get("path"),
                            "sha256": result.get("sha256"), "final": bool(final), "result": result},
                           ensure_ascii=True)
         self._file.write_line(line)
         self.recorded += 1
 
-    def close(self):
+    def close(self) -> None:
+        """Close the journal and release the output folder for another grader.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     Journal(folder).close()
+        ...     Journal(folder).close()              # the folder is free again
+        """
         self._file.close()
         try:
             os.close(self._lock)

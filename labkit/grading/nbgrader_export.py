@@ -32,11 +32,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import nbformat
 
 from labkit.grading import material
+
+if TYPE_CHECKING:
+    from labkit.grading.notebooks import Exercise
 
 SOLUTION_TITLE, EXERCISE_TITLE = "# Solution to exercise ", "# Exercise "
 # a Markdown link [text](target): the target is a page of the book when it is relative
@@ -45,15 +49,49 @@ PAGE = re.compile(r"^(?:\.\./|\./)*(?P<page>(?:chapters|book|exercises|solutions
                   r"(?P<anchor>#.*)?$")
 
 
-def assignment_name(exercise):
-    """The nbgrader assignment of an exercise: its notebook's name, e.g. ``27_4_kuhn_poker_by_hand``."""
+def assignment_name(exercise: Exercise) -> str:
+    """The nbgrader assignment of an exercise: its notebook's name, e.g. ``27_4_kuhn_poker_by_hand``.
+
+    Parameters
+    ----------
+    exercise : labkit.grading.notebooks.Exercise
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from labkit.grading import notebooks as nbk
+    >>> assignment_name(nbk.Exercise("1.1", "1_1_sum", "A sum", ()))
+    '1_1_sum'
+    """
     return Path(exercise.filename).stem
 
 
-def book_links(markdown, site_url=""):
+def book_links(markdown: str, site_url: str = "") -> str:
     """`markdown` with its links to the book's pages made to work outside the book: to the page on
     the published site (``site_url/chapters/x.html#anchor``) when `site_url` is given, else the
-    link's text alone. Links to other sites are kept."""
+    link's text alone. Links to other sites are kept.
+
+    Parameters
+    ----------
+    markdown : str
+    site_url : str, default ""
+        The published book's address.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> text = "See [regret](../chapters/03_counterfactual_regret.md#rm) and [OpenSpiel](https://openspiel.org)."
+    >>> book_links(text, "https://book.example")
+    'See [regret](https://book.example/chapters/03_counterfactual_regret.html#rm) and [OpenSpiel](https://openspiel.org).'
+    >>> book_links(text)
+    'See regret and [OpenSpiel](https://openspiel.org).'
+    """
     base = site_url.rstrip("/")
 
     def fix(match):
@@ -89,8 +127,36 @@ def _test_source(part):
             f'result.points')
 
 
-def assignment_notebook(exercise, mat, site_url=""):
-    """One exercise as an nbgrader source notebook (see the module's docstring for `site_url`)."""
+def assignment_notebook(exercise: Exercise, mat: Any, site_url: str = "") -> Any:
+    """One exercise as an nbgrader source notebook (see the module's docstring for `site_url`):
+    answer cells between nbgrader's solution markers, check cells as locked test cells worth the
+    part's points, written cells graded by hand.
+
+    Parameters
+    ----------
+    exercise : labkit.grading.notebooks.Exercise
+    mat : module
+        The instructor material (its ``spec_for`` gives a check cell's points).
+    site_url : str, default ""
+
+    Returns
+    -------
+    nbformat.NotebookNode
+
+    Examples
+    --------
+    >>> import types
+    >>> from labkit.grading import notebooks as nbk
+    >>> exercise = nbk.Exercise("1.1", "1_1_sum", "A sum", (nbk.md("# Exercise 1.1"),
+    ...                                                      nbk.answer("1.1(a)", "total = ...", "total = 3")))
+    >>> nb = assignment_notebook(exercise, types.SimpleNamespace())          # no check cell: no points needed
+    >>> print(nb.cells[1].source)
+    ### BEGIN SOLUTION
+    total = 3
+    ### END SOLUTION
+    >>> nb.cells[1].metadata["nbgrader"]["solution"]
+    True
+    """
     nb = exercise.notebook(solution=True)
     for k, cell in enumerate(nb.cells):
         meta = cell.metadata.get("labkit", {})
@@ -118,8 +184,18 @@ def assignment_notebook(exercise, mat, site_url=""):
 SITE_VARIABLE = "LABKIT_SITE_URL"      # the published book's address, when --site-url is not given
 
 
-def site_url_error(site_url):
+def site_url_error(site_url: str | None) -> str | None:
     """Why `site_url` cannot be the published book's address (None if it can, or if not given).
+
+    Parameters
+    ----------
+    site_url : str or None
+        The address given with ``labkit-grade --site-url`` or in ``LABKIT_SITE_URL``.
+
+    Returns
+    -------
+    str or None
+        What is wrong with it, for the error message; None when it is an http(s) address.
 
     Examples
     --------
@@ -138,15 +214,52 @@ def site_url_error(site_url):
     return None
 
 
-def export(folder, number=None, instructor=None, site_url=None):
+def export(folder: str | os.PathLike[str], number: str | None = None, instructor: str | os.PathLike[str] | None = None,
+           site_url: str | None = None) -> list[Path]:
     """Write ``folder/source/<assignment>/<assignment>.ipynb`` for one exercise or all, one
-    assignment per exercise (`assignment_name`); returns the paths.
+    assignment per exercise (`assignment_name`).
 
     The test cells run the hidden checks inside nbgrader's kernel, so nbgrader's autograder needs
     ``labkit_instructor`` installed (on the instructor's machine, never the students'). The
     links to the book's chapters go to `site_url` (``labkit-grade --site-url``); without it, to
     the address in the environment variable ``LABKIT_SITE_URL``, if any, else they are left as
-    plain text."""
+    plain text.
+
+    Parameters
+    ----------
+    folder : str or path
+        nbgrader's course folder.
+    number : str, optional
+        One exercise (default: all).
+    instructor : str or path, optional
+        Folder containing ``labkit_instructor`` (default: the installed distribution).
+    site_url : str, optional
+        Default: the environment variable ``LABKIT_SITE_URL``, if any.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The notebooks written.
+
+    Raises
+    ------
+    ValueError
+        For an unknown exercise, or a site address that is not an http(s) address
+        (`site_url_error`).
+    labkit.grading.material.MaterialError
+        Where the instructor material cannot be found.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     try:
+    ...         written = [os.path.relpath(path, folder) for path in export(folder, number="27.4")]
+    ...     except material.MaterialError:                 # a student's installation
+    ...         written = ["source/27_4_kuhn_poker_by_hand/27_4_kuhn_poker_by_hand.ipynb"]
+    >>> written
+    ['source/27_4_kuhn_poker_by_hand/27_4_kuhn_poker_by_hand.ipynb']
+    """
     if site_url is None:
         site_url = os.environ.get(SITE_VARIABLE, "")
     problem = site_url_error(site_url or None)

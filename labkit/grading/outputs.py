@@ -21,19 +21,43 @@ import os
 import secrets
 import stat
 from pathlib import Path
+from typing import Any
 
 FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 class OutputError(OSError):
-    """An output file could not be written; ``path`` names it, ``str()`` says why."""
+    """An output file could not be written; ``path`` names it, ``str()`` says why.
 
-    def __init__(self, path, exc):
+    Parameters
+    ----------
+    path : str or path
+    exc : OSError
+        The error that stopped the write.
+
+    Examples
+    --------
+    >>> import errno
+    >>> error = OutputError("out/grades.csv", OSError(errno.ENOSPC, "No space left on device"))
+    >>> print(error), error.disk_full
+    could not write out/grades.csv (No space left on device)
+    (None, True)
+    """
+
+    def __init__(self, path: str | os.PathLike[str], exc: OSError):
         super().__init__(exc.errno, exc.strerror or str(exc))
         self.path = str(path)
 
     @property
-    def disk_full(self):
+    def disk_full(self) -> bool:
+        """Whether the disk or a quota was full (ENOSPC, EDQUOT, EFBIG).
+
+        Examples
+        --------
+        >>> import errno
+        >>> OutputError("x", OSError(errno.ENOENT, "No such file or directory")).disk_full
+        False
+        """
         return self.errno in FULL
 
     def __str__(self):
@@ -44,17 +68,62 @@ def _create_exclusive(path, mode=0o644):
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
 
 
-def write_all(fd, data):
-    """Write every byte of `data` to `fd` (short writes continued; an error raises OSError)."""
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` to `fd` (short writes continued; an error raises OSError).
+
+    Parameters
+    ----------
+    fd : int
+        An open file descriptor.
+    data : bytes
+
+    Examples
+    --------
+    >>> import os, shutil, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> fd = os.open(os.path.join(folder, "a.txt"), os.O_WRONLY | os.O_CREAT)
+    >>> write_all(fd, b"0123456789")
+    >>> os.close(fd)
+    >>> os.path.getsize(os.path.join(folder, "a.txt"))
+    10
+    >>> shutil.rmtree(folder)
+    """
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
         view = view[written:]
 
 
-def write_new(path, text, mode=0o644):
+def write_new(path: str | os.PathLike[str], text: str | bytes, mode: int = 0o644) -> None:
     """Write `text` (str or bytes) to `path` as a new file, replacing what is there (a link
-    included) without following it. Raises `OutputError`."""
+    included) without following it.
+
+    Parameters
+    ----------
+    path : str or path
+    text : str or bytes
+        str is written as UTF-8.
+    mode : int, default 0o644
+
+    Raises
+    ------
+    OutputError
+        Naming the file.
+
+    Examples
+    --------
+    A link planted at the destination is replaced, and its target left alone:
+
+    >>> import os, shutil, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> target = os.path.join(folder, "precious.txt")
+    >>> _ = open(target, "w").write("keep me")
+    >>> os.symlink(target, os.path.join(folder, "grades.csv"))
+    >>> write_new(os.path.join(folder, "grades.csv"), "student,score\\n")
+    >>> open(target).read(), os.path.islink(os.path.join(folder, "grades.csv"))
+    ('keep me', False)
+    >>> shutil.rmtree(folder)
+    """
     path = Path(path)
     data = text.encode("utf-8") if isinstance(text, str) else text
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
@@ -76,9 +145,35 @@ def write_new(path, text, mode=0o644):
         raise OutputError(path, exc) from None
 
 
-def open_new(path, mode=0o644):
+def open_new(path: str | os.PathLike[str], mode: int = 0o644) -> LineFile:
     """A new file at `path` opened for writing (text, UTF-8, line by line): what was there,
-    a planted link included, is removed, never followed. Raises `OutputError`."""
+    a planted link included, is removed, never followed.
+
+    Parameters
+    ----------
+    path : str or path
+    mode : int, default 0o644
+
+    Returns
+    -------
+    LineFile
+
+    Raises
+    ------
+    OutputError
+        Naming the file.
+
+    Examples
+    --------
+    >>> import os, shutil, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> lines = open_new(os.path.join(folder, "log.jsonl"))
+    >>> lines.write_line('{"student": "ann"}')
+    >>> lines.close()
+    >>> open(os.path.join(folder, "log.jsonl")).read()
+    '{"student": "ann"}\\n'
+    >>> shutil.rmtree(folder)
+    """
     path = Path(path)
     try:
         if path.is_symlink() or path.is_file():
@@ -89,9 +184,35 @@ def open_new(path, mode=0o644):
     return LineFile(path, fd)
 
 
-def open_append(path):
+def open_append(path: str | os.PathLike[str]) -> LineFile:
     """The regular file at `path` opened to add lines at its end (never through a link).
-    Raises `OutputError`."""
+
+    Parameters
+    ----------
+    path : str or path
+
+    Returns
+    -------
+    LineFile
+
+    Raises
+    ------
+    OutputError
+        When it is missing, a link or not a regular file.
+
+    Examples
+    --------
+    >>> import os, shutil, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "log.jsonl")
+    >>> _ = open(path, "w").write("first\\n")
+    >>> lines = open_append(path)
+    >>> lines.write_line("second")
+    >>> lines.close()
+    >>> open(path).read().splitlines()
+    ['first', 'second']
+    >>> shutil.rmtree(folder)
+    """
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
@@ -104,13 +225,55 @@ def open_append(path):
 
 class LineFile:
     """A file written a line at a time, each line with one ``write`` (an `OutputError` leaves
-    no half line behind: the file is cut back to its last whole line)."""
+    no half line behind: the file is cut back to its last whole line). Made by `open_new` and
+    `open_append`.
 
-    def __init__(self, path, fd):
-        self.path, self._fd = Path(path), fd
+    Parameters
+    ----------
+    path : str or path
+        For the messages.
+    fd : int
+        Open for writing.
+
+    Examples
+    --------
+    >>> import os, shutil, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> lines = LineFile(os.path.join(folder, "x"), os.open(os.path.join(folder, "x"), os.O_WRONLY | os.O_CREAT))
+    >>> lines.write_line("one")
+    >>> lines.close()
+    >>> lines.close()                                    # a second close does nothing
+    >>> shutil.rmtree(folder)
+    """
+
+    def __init__(self, path: str | os.PathLike[str], fd: int):
+        self.path = Path(path)
+        self._fd: Any = fd                  # None once closed
         self._size = os.fstat(fd).st_size
 
-    def write_line(self, text):
+    def write_line(self, text: str) -> None:
+        """Write `text` and a newline (unless it ends with one) with one ``write``.
+
+        Parameters
+        ----------
+        text : str
+
+        Raises
+        ------
+        OutputError
+            The file cut back to its last whole line.
+
+        Examples
+        --------
+        >>> import os, shutil, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> lines = open_new(os.path.join(folder, "log"))
+        >>> lines.write_line("a"); lines.write_line("b\\n")
+        >>> lines.close()
+        >>> open(os.path.join(folder, "log")).read()
+        'a\\nb\\n'
+        >>> shutil.rmtree(folder)
+        """
         data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
         try:
             write_all(self._fd, data)
@@ -123,7 +286,18 @@ class LineFile:
             raise OutputError(self.path, exc) from None
         self._size += len(data)
 
-    def close(self):
+    def close(self) -> None:
+        """Close the file (again: nothing).
+
+        Examples
+        --------
+        >>> import os, shutil, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> lines = open_new(os.path.join(folder, "log"))
+        >>> lines.close()
+        >>> lines.close()
+        >>> shutil.rmtree(folder)
+        """
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

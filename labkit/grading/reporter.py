@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
+from typing import Any
 
 NONCE_VARIABLE = "LABKIT_GRADING_NONCE"
 RECORD_MIME = "application/vnd.labkit.check+json"
@@ -51,10 +53,24 @@ _sealed = None            # set by seal(): the function that publishes one recor
 class ReportError(Exception):
     """A value that cannot be reported (too large, nested too deep, of an unknown type).
 
-    ``what`` describes what came back ("a TabularPolicy of 936 information sets") and ``advice``
-    says what to return instead; `_describe_error` words them for a name or a function's result."""
+    Parameters
+    ----------
+    message : str
+    what : str, optional
+        What came back ("a TabularPolicy of 936 information sets").
+    advice : str, optional
+        What to return instead; `_describe_error` words both for a name or a function's result.
 
-    def __init__(self, message, what=None, advice=None):
+    Examples
+    --------
+    >>> try:
+    ...     to_plain(object())
+    ... except ReportError as error:
+    ...     print(error.what)
+    an object of type `object`, which the grader cannot report
+    """
+
+    def __init__(self, message: str, what: str | None = None, advice: str | None = None):
         super().__init__(message)
         self.what, self.advice = what, advice
 
@@ -94,11 +110,41 @@ def _make_to_plain():
     reference live in a closure, so replacing this module's functions later changes nothing."""
     import numpy as np
 
-    def to_plain(value, _depth=0, _budget=None):
+    def to_plain(value: Any, _depth: int = 0, _budget: list[int] | None = None) -> Any:
         """A JSON-ready copy of a student's value: numbers, strings, booleans, None, lists, dicts.
 
-        numpy arrays and scalars become (nested) lists of Python numbers, tuples become lists,
-        fractions become floats. Anything else raises `ReportError` naming its type.
+        numpy arrays and scalars become (nested) lists of Python numbers, tuples and sets become
+        lists, fractions become floats, a small `labkit.TabularPolicy` its
+        ``{infoset: {action: probability}}``.
+
+        Parameters
+        ----------
+        value : object
+        _depth : int
+            The nesting level (internal: the recursion's).
+        _budget : list of one int, optional
+            Entries still allowed (internal: shared by the recursion; `MAX_ITEMS` in all).
+
+        Returns
+        -------
+        None, bool, int, float, str, list or dict
+
+        Raises
+        ------
+        ReportError
+            For anything else (naming its type), a value of more than `MAX_ITEMS` entries, nested
+            more than 8 levels, a string longer than `MAX_TEXT`, or the placeholder ``...``.
+
+        Examples
+        --------
+        >>> import fractions
+        >>> import numpy as np
+        >>> to_plain({"x": np.array([[1, 2], [3, 4]]), "p": (np.float64(0.5), fractions.Fraction(1, 4))})
+        {'x': [[1, 2], [3, 4]], 'p': [0.5, 0.25]}
+        >>> to_plain(...)
+        Traceback (most recent call last):
+        ...
+        labkit.grading.reporter.ReportError: it still holds the placeholder `...`
         """
         budget = _budget if _budget is not None else [MAX_ITEMS]
         budget[0] -= 1
@@ -332,10 +378,40 @@ def _copy_args(args):
 _public_collect = None
 
 
-def collect(part_id, namespace, spec=None):
-    """The notebook's (unsealed) collector: see `_make_collector`. Fresh inputs come from a new
-    random secret at every call; calls are watched in this thread and threads started during
-    the call."""
+def collect(part_id: str, namespace: Mapping[str, Any], spec: Any = None) -> dict[str, Any]:
+    """The serialized answer of one part, as the notebook's (unsealed) collector makes it: {name:
+    value} for the names the part reads, a callable evaluated at the part's probe arguments.
+
+    Beside the values: ``__seconds__[name]`` the CPU seconds of each call, ``__wall__[name]`` its
+    wall clock, ``__fresh__`` the seeds of fresh inputs and ``__busy__`` the busy threads of timed
+    names (see `_make_collector`). A missing name, a raising function or a value that cannot be
+    serialized is ``{"__error__": "..."}`` in its place. Fresh inputs come from a new random
+    secret at every call; calls are watched in this thread and threads started during the call.
+
+    Parameters
+    ----------
+    part_id : str
+        E.g. "27.4(a)".
+    namespace : mapping
+        The notebook's names.
+    spec : optional
+        Has ``names``, ``probes`` ({name: [args, ...]}) and optionally ``timing``; default the
+        part's public specification (`labkit.grading.public.spec_for`).
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> import types
+    >>> spec = types.SimpleNamespace(names=["total", "double", "missing"], probes={"double": [(2,), (5,)]})
+    >>> answer = collect("1.1(a)", {"total": 3, "double": lambda x: 2 * x}, spec)
+    >>> {name: answer[name] for name in spec.names}
+    {'total': 3, 'double': [4, 10], 'missing': {'__error__': '`missing` is not defined'}}
+    >>> len(answer["__seconds__"]["double"])                 # CPU seconds of each probe call
+    2
+    """
     global _public_collect
     if _public_collect is None:
         _public_collect = _make_collector(None, _Probing(to_plain, _describe_error, _copy_args,
@@ -343,8 +419,22 @@ def collect(part_id, namespace, spec=None):
     return _public_collect(part_id, namespace, spec)
 
 
-def seal():
-    """Capture the nonce and the publishing tools before any student code runs (grader only)."""
+def seal() -> None:
+    """Capture the nonce and the publishing tools before any student code runs (grader only).
+
+    The grader's first cell (`SEAL_SOURCE`) calls it in the kernel; it reads and deletes the
+    file that ``LABKIT_GRADING_NONCE`` names and from then on `check` publishes signed records.
+    Without that variable (a student's own notebook) it does nothing; a second call does nothing.
+
+    Examples
+    --------
+    >>> import os
+    >>> NONCE_VARIABLE in os.environ                  # not under the grader
+    False
+    >>> seal()
+    >>> _sealed is None                              # nothing sealed: check() gives feedback
+    True
+    """
     global _sealed
     if _sealed is not None:
         return
@@ -400,9 +490,38 @@ def _make_mac(key, sha256):
     return mac
 
 
-def verify_record(data, nonce, part_id):
+def verify_record(data: Any, nonce: str, part_id: str) -> Any:
     """The value of a record published by the sealed reporter, or None if it is not genuine
-    (wrong key, altered payload, another part). Runs in the grader."""
+    (wrong key, altered payload, another part). Runs in the grader.
+
+    The record is ``{"part", "payload", "mac"}``: the payload a JSON text ``{"part", "value"}``,
+    the mac its HMAC-SHA256 keyed by the kernel's nonce.
+
+    Parameters
+    ----------
+    data : object
+        The record as read from the cell's display data (anything: it is checked).
+    nonce : str
+        The nonce of the kernel that ran the cell.
+    part_id : str
+        The part the check cell reports.
+
+    Returns
+    -------
+    object or None
+        The reported value.
+
+    Examples
+    --------
+    >>> import hashlib, hmac, json
+    >>> payload = json.dumps({"part": "27.1(a)", "value": {"total": 3}})
+    >>> record = {"part": "27.1(a)", "payload": payload,
+    ...           "mac": hmac.new(b"n0nce", payload.encode(), hashlib.sha256).hexdigest()}
+    >>> verify_record(record, "n0nce", "27.1(a)")
+    {'total': 3}
+    >>> verify_record(record, "another nonce", "27.1(a)") is None, verify_record(record, "n0nce", "27.2(a)") is None
+    (True, True)
+    """
     import hashlib
     import hmac
     import json
@@ -420,7 +539,7 @@ def verify_record(data, nonce, part_id):
     return record["value"]
 
 
-def check(part_id):
+def check(part_id: str) -> None:
     """Report your answer to one part; in the notebook, also print whether it passes the public checks.
 
     Prints one line, ``27.4(a): public checks pass (4 checks) -- the grader scores it on its own
@@ -428,6 +547,20 @@ def check(part_id):
     missing name, a wrong shape, a wrong value on a public case worked out by hand); see
     `labkit.grading.public.FormatResult`. The points are decided by the instructor's grader, on
     cases of its own.
+
+    Parameters
+    ----------
+    part_id : str
+        E.g. "27.4(a)".
+
+    Examples
+    --------
+    Outside a notebook there is no namespace to read, so every name is missing:
+
+    >>> check("27.1(a)")
+    27.1(a): not ready -- 6 of 6 public checks fail
+        hint: learn returns (T, m) and (T, k) strategies: `learn` is not defined
+    ...
     """
     if _sealed is not None:
         _sealed(part_id)

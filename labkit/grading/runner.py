@@ -33,7 +33,9 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import nbformat
 
@@ -54,8 +56,26 @@ WALL_FACTOR = 10.0         # the safety net: a cell may take this many times its
 WALL_SLACK = 30.0          # ... plus this many seconds
 
 
-def wall_net(budget, factor=1.0):
-    """Wall-clock seconds after which a cell with `budget` charged seconds is stopped anyway."""
+def wall_net(budget: float, factor: float = 1.0) -> float:
+    """Wall-clock seconds after which a cell with `budget` charged seconds is stopped anyway:
+    ``factor * (WALL_FACTOR * budget + WALL_SLACK)``.
+
+    Parameters
+    ----------
+    budget : float
+        Charged seconds.
+    factor : float, default 1.0
+        Widens the net (a retry after a busy machine).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> wall_net(10), wall_net(10, factor=2.0)
+    (130.0, 260.0)
+    """
     return factor * (WALL_FACTOR * budget + WALL_SLACK)
 
 
@@ -66,6 +86,26 @@ def _seconds(t):
 
 @dataclass
 class CellRun:
+    """How one cell ran (`KernelRun.run`).
+
+    Attributes
+    ----------
+    status : str
+        "ok", "error", "timeout", "flood" or "dead".
+    outputs : list of dict
+        The cell's outputs (nbformat), those past `OUTPUT_CAP` characters dropped.
+    error : str or None
+        E.g. "NameError: name 'x' is not defined".
+    charged, cpu, wall : float
+        Seconds charged (`labkit.grading.cpuclock`), CPU seconds of the sandbox, seconds on the clock.
+    busy : bool
+        A timeout on a machine too busy to give the cell its budget.
+
+    Examples
+    --------
+    >>> CellRun("error", error="ZeroDivisionError: division by zero").busy
+    False
+    """
     status: str                       # ok, error, timeout, flood, dead
     outputs: list = field(default_factory=list)
     error: str | None = None          # "NameError: name 'x' is not defined"
@@ -158,15 +198,31 @@ class KernelRun:
         The kernel's working directory (a scratch directory).
     meter : labkit.grading.cpuclock.Meter, optional
         The sandbox's clocks (default: this process and its descendants).
+
+    Examples
+    --------
+    A kernel keeps its state from cell to cell; an error is reported, not raised (this starts
+    a Python kernel, as ``start_new_kernel_client()`` would):
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder, KernelRun(30, {"GREETING": "hello"}, folder) as kernel:
+    ...     ok = kernel.run('import os; x = 6 * 7; print(x, os.environ["GREETING"])')
+    ...     failed = kernel.run("1 / 0")
+    ...     kept = kernel.run("print(x)")
+    >>> ok.status, ok.outputs[0]["text"], kept.outputs[0]["text"]
+    ('ok', '42 hello\\n', '42\\n')
+    >>> failed.status, failed.error
+    ('error', 'ZeroDivisionError: division by zero')
     """
 
-    def __init__(self, timeout, env, cwd, meter=None):
+    def __init__(self, timeout: float, env: Mapping[str, str], cwd: str, meter: Meter | None = None):
         self.timeout, self.cwd = timeout, cwd
         self.env = {**os.environ, **env}
         self.meter = meter or Meter(whole_namespace=False)
         self._interrupts = 0
         self.restarts = 0
-        self._client = self._context = None
+        self._client: Any = None          # a _CappedClient while a kernel runs
+        self._context: Any = None
 
     def __enter__(self):
         self._start()
@@ -186,8 +242,14 @@ class KernelRun:
         self._context.__enter__()
 
     @property
-    def interrupts(self):
-        """Interrupts sent so far (after cell timeouts), over all kernels."""
+    def interrupts(self) -> int:
+        """Interrupts sent so far (after cell timeouts), over all kernels.
+
+        Examples
+        --------
+        >>> KernelRun(30, {}, ".").interrupts                 # no kernel started yet
+        0
+        """
         return self._interrupts + (self._client.interrupts if self._client is not None else 0)
 
     def _stop(self):
@@ -200,8 +262,19 @@ class KernelRun:
                 pass
         self._client = self._context = None
 
-    def restart(self):
-        """Replace the kernel by a fresh one (its state is lost)."""
+    def restart(self) -> None:
+        """Replace the kernel by a fresh one (its state is lost).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder, KernelRun(30, {"GREETING": "hello"}, folder) as kernel:
+        ...     _ = kernel.run("x = 1")
+        ...     kernel.restart()
+        ...     lost = kernel.run("x")
+        >>> lost.error, kernel.restarts
+        ("NameError: name 'x' is not defined", 1)
+        """
         self._stop()
         self.restarts += 1
         self._start()
@@ -232,9 +305,33 @@ class KernelRun:
             client.timeout = saved
         return cell, ended, guard, start, self.meter.read()
 
-    def run(self, source, timeout=None, wall_factor=1.0):
-        """Execute one cell with `timeout` charged seconds (default: the kernel's); never raises
-        because of what the cell does. `wall_factor` widens the safety net (for a retry)."""
+    def run(self, source: str, timeout: float | None = None, wall_factor: float = 1.0) -> CellRun:
+        """Execute one cell with `timeout` charged seconds; never raises because of what the cell
+        does. A cell that runs out of time is interrupted (the kernel keeps its state) or, if it
+        does not stop, its kernel is replaced; so is a kernel that dies.
+
+        Parameters
+        ----------
+        source : str
+            The cell's code.
+        timeout : float, optional
+            Charged seconds (default: the kernel's).
+        wall_factor : float, default 1.0
+            Widens the safety net (for a retry, `wall_net`).
+
+        Returns
+        -------
+        CellRun
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder, KernelRun(30, {"GREETING": "hello"}, folder) as kernel:
+        ...     run = kernel.run("while True: pass", timeout=1)
+        ...     after = kernel.run("print('still here')")
+        >>> run.status, run.charged >= 1, after.outputs[0]["text"]
+        ('timeout', True, 'still here\\n')
+        """
         budget = self.timeout if timeout is None else timeout
         client = self._client
         index = len(client.nb.cells)

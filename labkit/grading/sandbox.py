@@ -79,8 +79,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from labkit.grading import binds
 from labkit.grading.slots import SLOTS, UID_BASE, Slot, SlotError, kill_uid  # noqa: F401  (public names)
@@ -114,7 +116,44 @@ class Limits:
     the largest file it may write, ``scratch`` the size of its private /tmp (whose pages also
     count against ``memory``). ``user`` applies without a sandbox only: a grader running as root
     then runs the driver and its kernel as that unprivileged user (`unprivileged_command`), as
-    where bubblewrap cannot run (a Gradescope container, `labkit.grading.gradescope`)."""
+    where bubblewrap cannot run (a Gradescope container, `labkit.grading.gradescope`).
+
+    Attributes
+    ----------
+    memory : int
+        Bytes (default 2 GiB, at least `MIN_MEMORY`).
+    processes : int
+        Tasks, threads included (default 64, at least `MIN_PROCESSES`).
+    cpu : int
+        CPU seconds of each process (default 900).
+    file_size : int
+        Bytes of the largest file (default 256 MiB).
+    open_files : int
+        Default 512.
+    scratch : int
+        Bytes of the private /tmp (default 512 MiB).
+    address_space : int or None
+        Bytes of each process's address space (None: ``memory``).
+    cpus : float
+        CPUs' worth of time at once (default 1.0).
+    user : str or None
+        The user an unsandboxed run as root switches to.
+
+    Raises
+    ------
+    ValueError
+        For a limit that is not a positive integer, or below what the kernel needs.
+
+    Examples
+    --------
+    >>> limits = Limits(memory=1024 ** 3, cpus=2)
+    >>> limits.processes, limits.per_process_memory
+    (64, 1073741824)
+    >>> Limits(processes=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: Limits.processes must be at least 16 (the kernel alone runs a dozen threads), got 4
+    """
     memory: int = 2 * 1024 ** 3
     processes: int = 64
     cpu: int = 900
@@ -142,7 +181,14 @@ class Limits:
             raise ValueError(f"Limits.user must be a user's name, got {self.user!r}")
 
     @property
-    def per_process_memory(self):
+    def per_process_memory(self) -> int:
+        """Each process's address space (RLIMIT_AS): ``address_space`` if set, else ``memory``.
+
+        Examples
+        --------
+        >>> Limits(memory=2 ** 30, address_space=2 ** 32).per_process_memory
+        4294967296
+        """
         return self.address_space or self.memory
 
 
@@ -150,12 +196,34 @@ DEFAULT_LIMITS = Limits()
 
 
 class SandboxUnavailable(RuntimeError):
-    """bubblewrap is missing or cannot create a sandbox here; the message says what to do."""
+    """bubblewrap is missing or cannot create a sandbox here; the message says what to do.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_user("root")
+    ... except SandboxUnavailable as error:
+    ...     print(error)
+    'root' is root: student code must run as an unprivileged user
+    """
 
 
-def bwrap_path():
+def bwrap_path() -> str | None:
     """The bubblewrap executable, or None: `BWRAP_VARIABLE` when set ("none" or empty hides it),
-    else ``bwrap`` on PATH."""
+    else ``bwrap`` on PATH.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {BWRAP_VARIABLE: "none"}):
+    ...     print(bwrap_path())
+    None
+    """
     chosen = os.environ.get(BWRAP_VARIABLE)
     if chosen is not None:
         return None if chosen.strip().lower() in ("", "none") else chosen
@@ -166,11 +234,36 @@ _checked: dict = {}
 _check_lock = threading.Lock()
 
 
-def check_available(hidden=()):
+def check_available(hidden: Iterable[str | os.PathLike[str]] = ()) -> None:
     """Raise `SandboxUnavailable` unless a sandbox can run the grader's Python here: bubblewrap
     works, everything the driver needs can be bound (`labkit.grading.binds.check`, with the
     instructor material in `hidden` never shown), and the driver's modules import inside.
-    Tried once per process (and set of hidden folders)."""
+    Tried once per process (and set of hidden folders): the probe starts a sandbox.
+
+    Parameters
+    ----------
+    hidden : iterable of str or path
+        The instructor material's folders.
+
+    Raises
+    ------
+    SandboxUnavailable
+        Saying what is missing and what to do.
+
+    Examples
+    --------
+    Where no bubblewrap is found (here: hidden by `BWRAP_VARIABLE`), nothing is started:
+
+    >>> import os, tempfile
+    >>> from unittest import mock
+    >>> with tempfile.TemporaryDirectory() as material, mock.patch.dict(os.environ, {BWRAP_VARIABLE: "none"}):
+    ...     try:
+    ...         check_available(hidden=[material])
+    ...     except SandboxUnavailable as error:
+    ...         print(error)
+    no sandbox available: bwrap was not found; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), \
+or pass --no-sandbox to grade unsandboxed
+    """
     key = tuple(sorted(str(Path(h).resolve()) for h in hidden))
     with _check_lock:
         if key not in _checked:
@@ -229,8 +322,25 @@ _layouts: dict = {}
 _layout_lock = threading.Lock()
 
 
-def python_layout(hidden=()):
-    """What sandboxes bind of this process's Python (`labkit.grading.binds.layout`), computed once."""
+def python_layout(hidden: Iterable[str | os.PathLike[str]] = ()) -> binds.Layout:
+    """What sandboxes bind of this process's Python (`labkit.grading.binds.layout`), computed once
+    per set of hidden folders.
+
+    Parameters
+    ----------
+    hidden : iterable of str or path
+        The instructor material's folders, never bound.
+
+    Returns
+    -------
+    labkit.grading.binds.Layout
+
+    Examples
+    --------
+    >>> layout = python_layout()
+    >>> layout is python_layout(), all(isinstance(entry, str) for entry in layout.pythonpath)
+    (True, True)
+    """
     key = tuple(sorted(str(Path(h).resolve()) for h in hidden))
     with _layout_lock:
         if key not in _layouts:
@@ -292,8 +402,27 @@ def _site_flags(layout):
     return [] if layout.user_base else ["-s"]
 
 
-def environment(home, layout=None):
-    """The minimal environment of the driver and its kernel."""
+def environment(home: str, layout: binds.Layout | None = None) -> dict[str, str]:
+    """The minimal environment of the driver and its kernel: its PATH and PYTHONPATH, private
+    HOME, TMPDIR and Jupyter folders under `home`, one BLAS thread, labkit's numpy kernels.
+
+    Parameters
+    ----------
+    home : str
+        The sandbox's scratch folder.
+    layout : labkit.grading.binds.Layout, optional
+        Default `python_layout`.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> env = environment("/tmp")
+    >>> env["HOME"], env["TMPDIR"], env["LABKIT_KERNELS"]
+    ('/tmp/home', '/tmp', 'numpy')
+    """
     layout = layout or python_layout()
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
@@ -322,12 +451,46 @@ def _prlimit(limits, processes, cpu=None):
             f"--fsize={limits.file_size}", f"--nofile={limits.open_files}", "--core=0", "--"]
 
 
-def command(limits, uid, scratch="/tmp", info_fd=None, nproc=None, layout=None, hidden=(), extra_binds=(),
-            program=None, cpu=None):
-    """The bubblewrap command line that runs the driver (or `program`) in a fresh sandbox as
-    `uid`; with `info_fd`, bubblewrap writes the host pid of the sandbox's init there
-    (``child-pid``); `nproc` replaces RLIMIT_NPROC (root only; by default ``limits.processes``);
-    `extra_binds` are (host file, path inside) pairs bound read-only; `cpu` replaces RLIMIT_CPU."""
+def command(limits: Limits, uid: int, scratch: str = "/tmp", info_fd: int | None = None, nproc: int | None = None,
+            layout: binds.Layout | None = None, hidden: Iterable[str | os.PathLike[str]] = (),
+            extra_binds: Iterable[tuple[Any, Any]] = (), program: list[str] | None = None,
+            cpu: int | None = None) -> list[Any]:
+    """The bubblewrap command line that runs the driver (or `program`) in a fresh sandbox as `uid`.
+
+    Parameters
+    ----------
+    limits : Limits
+    uid : int
+        The sandbox's user (as root: the slot's; otherwise this process's own).
+    scratch : str, default "/tmp"
+        The private, size-limited folder inside (HOME and the working directory).
+    info_fd : int, optional
+        bubblewrap writes the host pid of the sandbox's init there (``child-pid``).
+    nproc : int, optional
+        Replaces RLIMIT_NPROC (root only; by default ``limits.processes``).
+    layout : labkit.grading.binds.Layout, optional
+        Default `python_layout` of `hidden`.
+    hidden : iterable of str or path
+        The instructor material's folders: never shown (an installed package is covered).
+    extra_binds : iterable of (host file, path inside)
+        Bound read-only.
+    program : list of str, optional
+        Default ``python -m labkit.grading.driver``.
+    cpu : int, optional
+        Replaces RLIMIT_CPU.
+
+    Returns
+    -------
+    list
+        The command line (its first entry `bwrap_path`).
+
+    Examples
+    --------
+    >>> import os
+    >>> argv = command(Limits(), os.getuid(), program=["true"])
+    >>> "--unshare-net" in argv, "--clearenv" in argv, argv[-3:]
+    (True, True, ['--core=0', '--', 'true'])
+    """
     layout = layout or python_layout(hidden)
     args = [bwrap_path(), "--die-with-parent", "--new-session", *_namespaces(), "--tmpfs", "/"]
     if info_fd is not None:
@@ -372,6 +535,35 @@ def _processes_of(uid):
 
 @dataclass
 class DriverRun:
+    """What one run of the driver gave (`run_driver`).
+
+    Attributes
+    ----------
+    events : list of dict
+        The driver's events (`labkit.grading.driver`), each stamped under `SANDBOX_KEY`.
+    returncode : int or None
+    note : str or None
+        Why the stream ended early ("wall", "stream", "stopped"), if it did.
+    stderr : str
+        The driver's standard error, capped.
+    seconds : float
+        On the clock.
+    confinement : str
+        "cgroup v1", "cgroup v2" or "rlimits" (per process only).
+    memory, processes : int or None
+        The limits that applied.
+    oom_kills, process_limit_hits : int
+        Processes the OOM killer ended, forks refused, in the run's control group.
+    cpu_seconds : float or None
+        CPU time of the whole sandbox (from its control group).
+    busy : bool
+        The host's load average was above its core count at the end.
+
+    Examples
+    --------
+    >>> DriverRun([], None, "stopped", "", 0.0).confinement
+    'rlimits'
+    """
     events: list
     returncode: int | None
     note: str | None          # why the stream ended early ("wall", "stream", "stopped"), if it did
@@ -407,15 +599,47 @@ def _open_group(limits, slot):
         return None
 
 
-def run_driver(job, *, sandbox=True, limits=DEFAULT_LIMITS, wall=600.0, hidden=()):
+def run_driver(job: dict[str, Any], *, sandbox: bool = True, limits: Limits = DEFAULT_LIMITS, wall: float = 600.0,
+               hidden: Iterable[str | os.PathLike[str]] = ()) -> DriverRun:
     """Run one job through the driver -- in a fresh sandbox, or (sandbox=False) as a plain child
     process -- and collect its events. Never raises because of what the job's code does.
 
     Where a control group can be made, the whole process tree runs in one of its own
     (memory, process and CPU limits for the submission as a whole); every event is stamped under
     `SANDBOX_KEY` with the group's OOM-kill and refused-fork counters at the moment it arrived,
-    so the grader can tell which cell ran out of memory. `wall` is the safety net of the whole
-    run, in seconds on the clock; `hidden` the instructor material's folders (never shown)."""
+    so the grader can tell which cell ran out of memory.
+
+    Parameters
+    ----------
+    job : dict
+        The driver's job (`labkit.grading.driver`).
+    sandbox : bool, default True
+        False: a plain child process (``--no-sandbox``).
+    limits : Limits
+    wall : float, default 600
+        The safety net of the whole run, in seconds on the clock.
+    hidden : iterable of str or path
+        The instructor material's folders (never shown).
+
+    Returns
+    -------
+    DriverRun
+
+    Raises
+    ------
+    SandboxUnavailable
+        With ``sandbox=True``, where no sandbox can run (`check_available`).
+
+    Examples
+    --------
+    Without a sandbox, a job the driver refuses (no time limit) ends with its "fatal" event:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     run = run_driver({"cells": [], "workdir": folder}, sandbox=False)
+    >>> [(event["event"], event["error"]) for event in run.events], run.note
+    ([('fatal', "KeyError: 'timeout'")], None)
+    """
     if stopping.is_set():                 # the grader is being interrupted: start nothing new
         return DriverRun([], None, "stopped", "", 0.0)
     if sandbox:
@@ -533,10 +757,29 @@ USER_PROBE = ("import subprocess, sys, labkit.grading.driver, labkit.grading.run
               "subprocess.run([sys.executable, '-s', '-c', 'import ipykernel, labkit'], check=True)")
 
 
-def check_user(name):
+def check_user(name: str) -> None:
     """Raise `SandboxUnavailable` unless an unsandboxed run can switch to the user `name`: this
     process is root, `name` is another user, and as that user the grader's Python starts and
-    imports the driver (every folder on the way readable by it). Tried once per user."""
+    imports the driver (every folder on the way readable by it). Tried once per user.
+
+    Parameters
+    ----------
+    name : str
+        A user's name (``Limits.user``).
+
+    Raises
+    ------
+    SandboxUnavailable
+        Saying why not.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_user("root")
+    ... except SandboxUnavailable as error:
+    ...     print(error)
+    'root' is root: student code must run as an unprivileged user
+    """
     if name not in _users_checked:
         with _users_lock:
             if name not in _users_checked:
@@ -569,10 +812,24 @@ def _probe_user(name):
     return None
 
 
-def unprivileged_command(uid, gid):
+def unprivileged_command(uid: int, gid: int) -> list[str]:
     """The prefix that runs a program as `uid`:`gid` with no supplementary groups, no
     capabilities and no way to gain privileges again (util-linux's setpriv; the environment is
-    left as it is given)."""
+    left as it is given).
+
+    Parameters
+    ----------
+    uid, gid : int
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> unprivileged_command(1000, 1000)[:3]
+    ['setpriv', '--reuid=1000', '--regid=1000']
+    """
     return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
             "--no-new-privs", "--"]
 

@@ -37,7 +37,19 @@ LEGACY_FOLDER = "labkit-grade-slots-{uid}"       # under the temporary folder: w
 
 
 class SlotError(RuntimeError):
-    """No slot can be taken (the lock folder is unsafe, or every slot is in use)."""
+    """No slot can be taken (the lock folder is unsafe, or every slot is in use).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     os.symlink("/tmp", os.path.join(folder, "slot-0.lock"))        # planted: never followed
+    ...     try:
+    ...         _lock_all([Path(folder) / "slot-0.lock"])
+    ...     except SlotError as error:
+    ...         print(str(error).endswith("is a symbolic link; remove it (slot locks are never followed)"))
+    True
+    """
 
 
 def _candidate_folders(uid):
@@ -78,13 +90,27 @@ def _safe_folder(folder, uid):
     return None
 
 
-def lock_folder(uid=None):
-    """The machine-wide folder of the slot locks for `uid` (default: this process's euid).
+def lock_folder(uid: int | None = None) -> Path:
+    """The machine-wide folder of the slot locks for `uid` (default: this process's euid):
+    ``/run/labkit-grade`` for root, ``/run/lock/labkit-grade-<uid>`` for others.
+
+    Parameters
+    ----------
+    uid : int, optional
+
+    Returns
+    -------
+    pathlib.Path
 
     Raises
     ------
     SlotError
         When no safe folder can be made (each candidate's reason is given).
+
+    Examples
+    --------
+    >>> str(lock_folder()).startswith("/run/")
+    True
     """
     uid = os.geteuid() if uid is None else uid
     reasons = []
@@ -96,8 +122,22 @@ def lock_folder(uid=None):
     raise SlotError("no safe folder for the sandbox slot locks: " + "; ".join(reasons))
 
 
-def uid_taken(uid):
-    """A uid that belongs to an account of this system is never used for a sandbox."""
+def uid_taken(uid: int) -> bool:
+    """Whether `uid` belongs to an account of this system (such a uid is never used for a sandbox).
+
+    Parameters
+    ----------
+    uid : int
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> uid_taken(0)                                        # root
+    True
+    """
     return _has_account(uid)
 
 
@@ -110,12 +150,30 @@ class Slot:
         The slot (0 ... `SLOTS` - 1): the control group ``labkit-grade/slot-<number>``.
     uid : int
         The sandbox's uid: ``UID_BASE + number`` as root, this process's uid otherwise.
+
+    Parameters
+    ----------
+    folder : str or path, optional
+        The lock folder (default `lock_folder`, machine-wide: another folder does not keep
+        other graders out).
+
+    Raises
+    ------
+    SlotError
+        On entering, when no slot can be taken.
+
+    Examples
+    --------
+    >>> import os
+    >>> with Slot() as slot:
+    ...     print(0 <= slot.number < SLOTS, slot.uid == (UID_BASE + slot.number if os.geteuid() == 0 else os.geteuid()))
+    True True
     """
 
-    def __init__(self, folder=None):
+    def __init__(self, folder: str | os.PathLike[str] | None = None):
         self.folder = folder
         self.number = self.uid = None
-        self._fds = []
+        self._fds: list[int] = []
 
     def __enter__(self):
         root = os.geteuid() == 0
@@ -181,9 +239,20 @@ def _open_lock(path):
         raise SlotError(f"cannot open the slot lock {path} ({exc.strerror})") from None
 
 
-def kill_uid(uid, passes=50):
+def kill_uid(uid: int, passes: int = 50) -> None:
     """SIGKILL every process whose real uid is `uid` (root only; a sandbox's uid is its own),
-    pass after pass until none is left (a fork bomb forks while we look)."""
+    pass after pass until none is left (a fork bomb forks while we look).
+
+    Parameters
+    ----------
+    uid : int
+    passes : int, default 50
+        At most this many passes over /proc, 0.05 s apart.
+
+    Examples
+    --------
+    >>> kill_uid(UID_BASE + SLOTS + 12345)                   # a uid no process has: nothing to do
+    """
     for _ in range(passes):
         found = 0
         for entry in os.listdir("/proc"):

@@ -100,27 +100,51 @@ COLLECT_MARKDOWN = """() => {
 }"""
 
 
-def rendered_markdown(page, expected):
+# {cell index: [width, height]} of the PNG outputs of the code cells in view, as the browser decoded them
+COLLECT_IMAGES = """() => {
+  const found = {};
+  for (const cell of document.querySelectorAll('.jp-CodeCell')) {
+    const img = cell.querySelector('.jp-OutputArea-output[data-mime-type="image/png"] img');
+    if (img && img.complete && img.naturalWidth > 0) {
+      found[cell.getAttribute('data-windowed-list-index')] = [img.naturalWidth, img.naturalHeight];
+    }
+  }
+  return found;
+}"""
+
+
+def rendered_markdown(page, expected, images=None):
     """{cell index: rendered text} of the Markdown cells, scrolling the notebook from top to bottom
     (JupyterLab renders only the cells near the view) until `expected` cells were seen, or three
-    passes (a loaded machine renders slowly)."""
+    passes (a loaded machine renders slowly). A dict passed as `images` collects the code cells'
+    PNG outputs seen on the way ({cell index: [width, height]})."""
     page.locator(".jp-MarkdownCell").first.wait_for()
     scroller = page.locator(".jp-WindowedPanel-outer").first
     texts = {}
+
+    def collect():
+        texts.update(page.evaluate(COLLECT_MARKDOWN))
+        if images is not None:
+            images.update({int(k): v for k, v in page.evaluate(COLLECT_IMAGES).items()})
     for _ in range(3):
         scroller.evaluate("el => { el.scrollTop = 0; }")
         for _ in range(400):
             page.wait_for_timeout(250)
-            texts.update(page.evaluate(COLLECT_MARKDOWN))
+            collect()
             at_end = scroller.evaluate("el => { const top = el.scrollTop; "
                                        "el.scrollTop += el.clientHeight * 0.6; return el.scrollTop === top; }")
             if at_end:
                 page.wait_for_timeout(500)
-                texts.update(page.evaluate(COLLECT_MARKDOWN))
+                collect()
                 break
         if len(texts) >= expected:
             break
     return texts
+
+
+def _figure_cells(nb):
+    """Indexes of the cells whose output is a numbered figure (myst-nb's mystnb.figure metadata)."""
+    return [k for k, c in enumerate(nb.cells) if c.cell_type == "code" and "figure" in c.metadata.get("mystnb", {})]
 
 
 def _markdown_cells(path):
@@ -142,12 +166,23 @@ def _offline_page(browser, base):
 def test_chapter2_reads_as_plain_markdown_in_jupyterlite(lite_server, browser, artifacts):
     page = _offline_page(browser, lite_server)
     page.goto(f"{lite_server}/lite/notebooks/index.html?path=chapters/02_learning_dynamics.ipynb")
-    expected = _markdown_cells(ROOT / "chapters" / "02_learning_dynamics.ipynb") + 1   # + works cited
-    texts = rendered_markdown(page, expected)
+    import nbformat
+    # the notebook the lite site serves (plain Markdown, an install cell first, the caption cell
+    # after each figure)
+    with urllib.request.urlopen(f"{lite_server}/lite/files/chapters/02_learning_dynamics.ipynb") as served:
+        lite_nb = nbformat.reads(served.read().decode("utf-8"), as_version=4)
+    shown = _figure_cells(lite_nb)
+    assert len(shown) == len(_figure_cells(nbformat.read(ROOT / "chapters" / "02_learning_dynamics.ipynb", 4)))
+    expected = sum(c.cell_type == "markdown" for c in lite_nb.cells)
+    images = {}
+    texts = rendered_markdown(page, expected, images)
     text = "\n".join(texts.values())
     assert len(texts) == expected                # every Markdown cell of the chapter was seen rendered
     assert not [raw for raw in RAW_MYST + (":name:", ":alt:", "Unknown Directive") if raw in text]
     assert "In this chapter" in text and "Figure 2.1." in text and "(Hart and Mas-Colell, 2000)" in text
+    # each figure is drawn, and its numbered caption is the cell right after it
+    assert shown and [k for k in shown if k in images] == shown, (shown, sorted(images))
+    assert [texts.get(str(k + 1), "")[:12] for k in shown] == [f"Figure 2.{n}. " for n in range(1, len(shown) + 1)]
     assert "Works cited in this notebook" in text
     page.locator(".jp-WindowedPanel-outer").first.evaluate("el => { el.scrollTop = 0; }")
     page.wait_for_timeout(500)
@@ -208,11 +243,20 @@ def test_chapter2_renders_its_myst_in_jupyterlab(lab_server, browser, artifacts)
     page.set_default_timeout(90_000)
     page.goto(f"{lab_server['base']}/lab/tree/myst_chapter2.ipynb?token={lab_server['token']}")
     expected = _markdown_cells(ROOT / "chapters" / "02_learning_dynamics.ipynb")
-    texts = rendered_markdown(page, expected)
+    import nbformat
+    figures = _figure_cells(nbformat.read(ROOT / "chapters" / "02_learning_dynamics.ipynb", as_version=4))
+    images = {}
+    texts = rendered_markdown(page, expected, images)
     text = "\n".join(texts.values())
     assert len(texts) == expected
-    assert not [raw for raw in RAW_MYST if raw in text]
+    assert not [raw for raw in RAW_MYST + ("Unknown Directive", "{glue") if raw in text]
     assert "best responses" in text and "NashConv" in text      # the terms read as words
+    # every numbered figure is drawn, as the output of its own cell (no glue directive to render),
+    # and its numbered caption is the cell under it
+    assert figures and [k for k in figures if k in images] == figures, (figures, sorted(images))
+    assert all(images[k][0] >= 400 and images[k][1] >= 150 for k in figures), images
+    assert [texts.get(str(k + 1), "")[:12] for k in figures] == \
+        [f"Figure 2.{n}. " for n in range(1, len(figures) + 1)]
     page.locator(".jp-WindowedPanel-outer").first.evaluate("el => { el.scrollTop = 0; }")
     # the "In this chapter" tip is drawn as an admonition box, under its title
     tip = page.locator(".jp-MarkdownCell aside.myst-admonition-tip").first
