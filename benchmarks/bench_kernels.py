@@ -9,7 +9,8 @@ a burst of load on this shared machine hits every solver alike, the median over 
 * the floor: `floor_cfr.FloorCFRPlus.step` (CFR+ with nothing but the iteration itself: no exact-tie
   bounds, no numpy twin to equal bit for bit);
 * labkit's CFR+, CFR with alternating updates and CFR with simultaneous updates (the chapter's), on
-  the default backend (numba where installed).
+  the default backend (numba where installed; its CFR iteration in C where a C compiler is, see
+  labkit/_native.py).
 
 Ratio = labkit time / floor time (the goal of issue 25: at most 1.2). Before timing, the floor's
 average policy after 50 iterations is compared with labkit's CFR+ (they differ only where labkit
@@ -38,8 +39,10 @@ def main(argv=None):
     import labkit as lk
     from floor_cfr import FloorCFRPlus
 
-    print(f"labkit backend: {lk.kernels.backend()}; CPU time per step(), median of {args.repeats} alternating "
-          "blocks; ratio = labkit / floor (goal <= 1.2)\n")
+    from labkit import _native
+    kernel = "C (labkit/_cfr_kernel.c)" if _native.cfr_iterations() is not None else "numba"
+    print(f"labkit backend: {lk.kernels.backend()}, CFR kernel in {kernel}; CPU time per step(), median of "
+          f"{args.repeats} alternating blocks; ratio = labkit / floor (goal <= 1.2)\n")
     for name in args.games:
         game = lk.games.load(name)
         floor = FloorCFRPlus(game)
