@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from labkit._library_cache import home_folder, library_folder
+
 SOURCE = Path(__file__).with_name("_cfr_kernel.c")
 FLAGS = ["-O2", "-shared", "-fPIC", "-ffp-contract=off", "-fno-fast-math"]
 
@@ -47,13 +49,6 @@ def _compiler() -> str | None:
     return None
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("LABKIT_CACHE_DIR")
-    if root:
-        return Path(root)
-    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
-    return Path(base) / "labkit"
-
 
 def build() -> Path:
     """The path of the compiled library, compiling it first if it is not cached.
@@ -67,18 +62,14 @@ def build() -> Path:
         raise RuntimeError("no C compiler (set CC, or install gcc)")
     key = hashlib.sha256(SOURCE.read_bytes() + compiler.encode() + " ".join(FLAGS).encode()).hexdigest()[:16]
     name = f"labkit_cfr_kernel_{key}.so"
-    target = _cache_dir() / name
+    # the user's own cache, else a private folder (labkit._library_cache: a library is loaded and
+    # run, so never from a folder another user could write to)
+    target = home_folder() / name
     if target.is_file():
         return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not os.access(target.parent, os.W_OK):
-            raise PermissionError(target.parent)
-    except OSError:                      # no writable home: a folder of this user's in the temporary one
-        target = Path(tempfile.gettempdir()) / f"labkit-{os.getuid() if hasattr(os, 'getuid') else 0}" / name
-        if target.is_file():
-            return target
-        target.parent.mkdir(parents=True, exist_ok=True)
+    target = library_folder() / name
+    if target.is_file():
+        return target
     start = time.perf_counter()
     # built beside the target and renamed: concurrent first uses never see half a file
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:

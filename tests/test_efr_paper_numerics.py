@@ -176,6 +176,7 @@ def test_build_falls_back_to_a_temporary_directory(monkeypatch, tmp_path):
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
     monkeypatch.setenv("LABKIT_CACHE_DIR", str(blocker / "cache"))
+    (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(eigen.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     path = eigen.build()
     assert path.is_file() and path.is_relative_to(tmp_path / "tmp")

@@ -53,6 +53,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from labkit._library_cache import home_folder, library_folder
+
 SOURCE = Path(__file__).with_name("eigen_fixed_point.cpp")
 SOURCES = (SOURCE, Path(__file__).with_name("paper_kernels.cpp"))
 FLAGS = ["-O2", "-std=c++14", "-shared", "-fPIC", "-DNDEBUG", "-ffp-contract=off"]
@@ -153,13 +155,6 @@ def _compiler():
             return shutil.which(name)
     return None
 
-
-def _cache_dir():
-    root = os.environ.get("LABKIT_CACHE_DIR")
-    if root:
-        return Path(root)
-    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
-    return Path(base) / "labkit"
 
 
 def cpu_has_avx() -> bool:
@@ -263,18 +258,14 @@ def build(verbose: bool = False) -> Path:
                  " ".join(extra).encode()):
         key.update(part)
     name = f"labkit_eigen_fixed_point_{key.hexdigest()[:16]}.so"
-    target = _cache_dir() / name
+    # the user's own cache, else a private folder (labkit._library_cache: a library is loaded and
+    # run, so never from a folder another user could write to)
+    target = home_folder() / name
     if target.is_file():
         return target
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not os.access(target.parent, os.W_OK):
-            raise PermissionError(target.parent)
-    except OSError:                     # no writable home (a locked-down grading server, say)
-        target = Path(tempfile.gettempdir()) / f"labkit-{os.getuid() if hasattr(os, 'getuid') else 0}" / name
-        if target.is_file():
-            return target
-        target.parent.mkdir(parents=True, exist_ok=True)
+    target = library_folder() / name
+    if target.is_file():
+        return target
     # build beside the target and rename: concurrent first uses (test workers) never see half a file
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         partial = Path(scratch) / target.name
