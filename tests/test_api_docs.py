@@ -37,7 +37,7 @@ DOCUMENTED = [
     "labkit.grading.fresh", "labkit.grading.journal", "labkit.grading.slots",
     "labkit.grading.outputs", "labkit.grading.binds", "labkit.grading.nbgrader_export",
     "labkit.grading.notebooks", "labkit.grading.report", "labkit.grading.gradescope",
-    "labkit.grading.own_work",
+    "labkit.grading.own_work", "labkit.grading.cgroups",
 ]
 # labkit.deep needs its optional extra (JAX); without it its modules are left out, as in test_doctests
 DEEP = ["labkit.deep.common", "labkit.deep.features", "labkit.deep.networks", "labkit.deep.deep_cfr", "labkit.deep.nfsp",
