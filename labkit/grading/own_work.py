@@ -429,14 +429,15 @@ class CallMonitor:
         --------
         >>> import threading
         >>> monitor, stop = CallMonitor(), threading.Event()
+        >>> before = monitor.busy_threads()         # whatever else runs in this process
         >>> def waiting():                          # code of "the student's", waiting in a thread
         ...     stop.wait()
         >>> thread = threading.Thread(target=waiting)
         >>> thread.start()
-        >>> monitor.busy_threads()
+        >>> monitor.busy_threads() - before
         1
         >>> stop.set(); thread.join()
-        >>> monitor.busy_threads()
+        >>> monitor.busy_threads() - before
         0
         """
         here, count = self._get_ident(), 0
