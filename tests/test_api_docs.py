@@ -36,6 +36,8 @@ DOCUMENTED = [
     "labkit.grading.wire", "labkit.grading.identity", "labkit.grading.material", "labkit.grading.hardening",
     "labkit.grading.fresh", "labkit.grading.journal", "labkit.grading.slots",
     "labkit.grading.outputs", "labkit.grading.binds", "labkit.grading.nbgrader_export",
+    "labkit.grading.notebooks", "labkit.grading.report", "labkit.grading.gradescope",
+    "labkit.grading.own_work", "labkit.grading.cgroups",
 ]
 # labkit.deep needs its optional extra (JAX); without it its modules are left out, as in test_doctests
 DEEP = ["labkit.deep.common", "labkit.deep.features", "labkit.deep.networks", "labkit.deep.deep_cfr", "labkit.deep.nfsp",

@@ -48,12 +48,31 @@ from pathlib import Path
 PARENT = "labkit-grade"
 MOUNTINFO = "/proc/self/mountinfo"
 
+# The examples below never touch the machine's control groups: they use a "stand-in" v2 hierarchy,
+# a temporary folder of ordinary files, and a mountinfo file of their own.
+
 
 @dataclass(frozen=True)
 class Hierarchy:
     """Where the controllers are mounted: ``version`` 1 (``memory`` and ``pids`` mounts) or 2
     (both the same unified mount). ``cpu`` (the quota) and ``cpuacct`` (the CPU time; on v2 the
-    unified mount itself) are None where the machine lacks them."""
+    unified mount itself) are None where the machine lacks them.
+
+    Attributes
+    ----------
+    version : int
+        1 or 2.
+    memory, pids : pathlib.Path
+        The mounts of the memory and pids controllers.
+    cpu, cpuacct : pathlib.Path or None
+        The mounts of the CPU quota and of the CPU time counter.
+
+    Examples
+    --------
+    >>> unified = Path("/sys/fs/cgroup")
+    >>> Hierarchy(2, unified, unified, None, unified).cpu is None
+    True
+    """
     version: int
     memory: Path
     pids: Path
@@ -79,11 +98,38 @@ def _mounts(mountinfo):
     return out
 
 
-def find_hierarchy(mountinfo=MOUNTINFO):
+def find_hierarchy(mountinfo: str | os.PathLike[str] = MOUNTINFO) -> Hierarchy | None:
     """The `Hierarchy` that has both a memory and a pids controller, or None.
 
     cgroup v1 is used when both controllers are mounted as v1 (a v2 mount then holds neither);
-    otherwise a v2 mount whose ``cgroup.controllers`` lists both."""
+    otherwise a v2 mount whose ``cgroup.controllers`` lists both.
+
+    Parameters
+    ----------
+    mountinfo : str or path, default `MOUNTINFO`
+        A file in the format of ``/proc/self/mountinfo``.
+
+    Returns
+    -------
+    Hierarchy or None
+
+    Examples
+    --------
+    A machine with cgroup v1's memory, pids and cpu,cpuacct mounts:
+
+    >>> import tempfile
+    >>> lines = ["30 25 0:26 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory",
+    ...          "31 25 0:27 / /sys/fs/cgroup/pids rw,nosuid - cgroup cgroup rw,pids",
+    ...          "32 25 0:28 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid - cgroup cgroup rw,cpu,cpuacct"]
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".mountinfo") as mountinfo:
+    ...     _ = mountinfo.write("\\n".join(lines) + "\\n")
+    ...     mountinfo.flush()
+    ...     found = find_hierarchy(mountinfo.name)
+    >>> found.version, str(found.pids), str(found.cpuacct)
+    (1, '/sys/fs/cgroup/pids', '/sys/fs/cgroup/cpu,cpuacct')
+    >>> find_hierarchy("/no/such/mountinfo") is None
+    True
+    """
     mounts = _mounts(mountinfo)
     v1 = {c: point for point, kind, options in mounts if kind == "cgroup"
           for c in ("memory", "pids", "cpu", "cpuacct") if c in options}
@@ -133,11 +179,25 @@ class SubmissionGroup:
     cpus : float, optional
         CPUs' worth of time the whole group may use per second (``cpu.cfs_quota_us`` /
         ``cpu.max``); None: no quota.
+
+    Examples
+    --------
+    On a stand-in v2 hierarchy (ordinary files in a temporary folder):
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     stand_in = Hierarchy(2, Path(root), Path(root), Path(root), Path(root))
+    ...     group = SubmissionGroup(stand_in, "slot-0", memory=256 * 1024 ** 2, processes=64, cpus=0.5).create()
+    ...     print((group.memory_folder / "memory.max").read_text(), (group.cpu_folder / "cpu.max").read_text())
+    ...     print([str(folder.relative_to(root)) for folder in group.folders], group.cpu_limited)
+    268435456 50000 100000
+    ['labkit-grade/slot-0'] True
     """
 
     PERIOD = 100_000           # microseconds of one CPU quota period (the kernel's default)
 
-    def __init__(self, hierarchy, name, memory, processes, cpus=None):
+    def __init__(self, hierarchy: Hierarchy, name: str, memory: int, processes: int,
+                 cpus: float | None = None) -> None:
         self.hierarchy, self.name = hierarchy, name
         self.memory, self.processes = int(memory), int(processes)
         self.cpus = None if cpus is None else float(cpus)
@@ -152,9 +212,33 @@ class SubmissionGroup:
 
     # ------------------------------------------------------------------ set up
 
-    def create(self):
+    def create(self) -> SubmissionGroup:
         """Make the group(s) and set the limits; a group left by a grader that crashed is
-        emptied and reused. Raises OSError if the hierarchy refuses."""
+        emptied and reused. Raises OSError if the hierarchy refuses.
+
+        On v1 the memory limit also bounds memory plus swap where swap is accounted; on v2
+        swap is set to 0. The counters of OOM kills and refused forks start from here.
+
+        Returns
+        -------
+        SubmissionGroup
+            The group itself.
+
+        Raises
+        ------
+        OSError
+            Where a folder cannot be made or a limit written (no root, no delegated subtree).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     stand_in = Hierarchy(2, Path(root), Path(root), None, Path(root))      # no cpu controller
+        ...     group = SubmissionGroup(stand_in, "slot-1", memory=2 ** 30, processes=32, cpus=1.0).create()
+        ...     print((group.pids_folder / "pids.max").read_text(), (group.memory_folder / "memory.swap.max").exists(),
+        ...           group.cpu_limited)
+        32 False False
+        """
         for folder in self.folders:
             if self.hierarchy.version == 2:
                 _enable_controllers(folder.parent.parent, self._v2_controllers())
@@ -199,15 +283,48 @@ class SubmissionGroup:
             return False
         return True
 
-    def cpu_usage_file(self):
-        """The file holding the group's CPU time (``cpuacct.usage`` or ``cpu.stat``), or None."""
+    def cpu_usage_file(self) -> Path | None:
+        """The file holding the group's CPU time (``cpuacct.usage`` or ``cpu.stat``), or None
+        where it is not there.
+
+        Returns
+        -------
+        pathlib.Path or None
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     stand_in = Hierarchy(2, Path(root), Path(root), Path(root), Path(root))
+        ...     group = SubmissionGroup(stand_in, "slot-0", 2 ** 30, 32).create()
+        ...     before = group.cpu_usage_file()
+        ...     _ = (group.cpuacct_folder / "cpu.stat").write_text("usage_usec 0\\n")
+        ...     print(before, group.cpu_usage_file().name)
+        None cpu.stat
+        """
         if self.cpuacct_folder is None:
             return None
         path = self.cpuacct_folder / ("cpuacct.usage" if self.hierarchy.version == 1 else "cpu.stat")
         return path if path.exists() else None
 
-    def cpu_seconds(self):
-        """CPU seconds the group used so far (None where not counted)."""
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the group used so far (None where not counted): ``cpuacct.usage`` (ns) on
+        v1, ``usage_usec`` of ``cpu.stat`` on v2.
+
+        Returns
+        -------
+        float or None
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     stand_in = Hierarchy(2, Path(root), Path(root), Path(root), Path(root))
+        ...     group = SubmissionGroup(stand_in, "slot-0", 2 ** 30, 32).create()
+        ...     _ = (group.cpuacct_folder / "cpu.stat").write_text("usage_usec 1500000\\nuser_usec 1000000\\n")
+        ...     print(group.cpu_seconds())
+        1.5
+        """
         path = self.cpu_usage_file()
         if path is None:
             return None
@@ -218,10 +335,24 @@ class SubmissionGroup:
         except (OSError, ValueError, IndexError):
             return None
 
-    def join_command(self):
+    def join_command(self) -> list[str]:
         """argv prefix that puts the command it runs into this group before exec'ing it, so
         that nothing the sandbox starts is ever outside the group (Python's ``preexec_fn`` is
-        not safe in a threaded grader; ``sh`` writes its own pid, then execs)."""
+        not safe in a threaded grader; ``sh`` writes its own pid, then execs).
+
+        Returns
+        -------
+        list of str
+            ``/bin/sh -c SCRIPT labkit-cgroup N FILE...``: the command follows. Where a
+            ``cgroup.procs`` cannot be written, the shell exits with status 125.
+
+        Examples
+        --------
+        >>> unified = Path("/sys/fs/cgroup")
+        >>> argv = SubmissionGroup(Hierarchy(2, unified, unified), "slot-3", 2 ** 30, 32).join_command()
+        >>> argv[0], argv[3:]
+        ('/bin/sh', ['labkit-cgroup', '1', '/sys/fs/cgroup/labkit-grade/slot-3/cgroup.procs'])
+        """
         files = [str(f / "cgroup.procs") for f in self.folders]
         script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"'
         return ["/bin/sh", "-c", script, "labkit-cgroup", str(len(files)), *files]
@@ -236,18 +367,71 @@ class SubmissionGroup:
     def _pids_total(self):
         return _counter(self.pids_folder / "pids.events", "max")
 
-    def oom_kills(self):
-        """Processes the OOM killer ended in this group since `create`."""
+    def oom_kills(self) -> int:
+        """Processes the OOM killer ended in this group since `create` (``oom_kill`` of
+        ``memory.events`` on v2, of ``memory.oom_control`` on v1).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     stand_in = Hierarchy(2, Path(root), Path(root))
+        ...     group = SubmissionGroup(stand_in, "slot-0", 2 ** 30, 32).create()
+        ...     _ = (group.memory_folder / "memory.events").write_text("oom 3\\noom_kill 2\\n")
+        ...     print(group.oom_kills())
+        2
+        """
         return self._oom_total() - self._oom_start
 
-    def process_limit_hits(self):
-        """Forks refused because the group held ``processes`` tasks, since `create`."""
+    def process_limit_hits(self) -> int:
+        """Forks refused because the group held ``processes`` tasks, since `create` (``max`` of
+        ``pids.events``).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     stand_in = Hierarchy(2, Path(root), Path(root))
+        ...     group = SubmissionGroup(stand_in, "slot-0", 2 ** 30, 32).create()
+        ...     _ = (group.pids_folder / "pids.events").write_text("max 7\\n")
+        ...     print(group.process_limit_hits())
+        7
+        """
         return self._pids_total() - self._pids_start
 
     # ------------------------------------------------------------------ tear down
 
-    def members(self):
-        pids = set()
+    def members(self) -> set[int]:
+        """The processes in the group now (its ``cgroup.procs``, over every folder).
+
+        Returns
+        -------
+        set of int
+
+        Examples
+        --------
+        The stand-in lists a number above the kernel's largest process id, which no process has:
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     stand_in = Hierarchy(2, Path(root), Path(root))
+        ...     group = SubmissionGroup(stand_in, "slot-0", 2 ** 30, 32).create()
+        ...     _ = (group.memory_folder / "cgroup.procs").write_text("4194305\\n")
+        ...     print(group.members())
+        ...     _ = (group.memory_folder / "cgroup.procs").write_text("")
+        ...     print(group.members())
+        {4194305}
+        set()
+        """
+        pids: set[int] = set()
         for folder in self.folders:
             try:
                 pids.update(int(x) for x in (folder / "cgroup.procs").read_text().split())
@@ -255,9 +439,29 @@ class SubmissionGroup:
                 pass
         return pids
 
-    def kill(self, passes=100):
+    def kill(self, passes: int = 100) -> bool:
         """SIGKILL everything in the group, pass after pass until it is empty (a fork bomb
-        forks while we look; ``pids.max`` bounds it). v2's ``cgroup.kill`` does it at once."""
+        forks while we look; ``pids.max`` bounds it). v2's ``cgroup.kill`` does it at once.
+
+        Parameters
+        ----------
+        passes : int, default 100
+            At most this many passes, 0.02 s apart.
+
+        Returns
+        -------
+        bool
+            True when the group is empty.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     stand_in = Hierarchy(2, Path(root), Path(root))
+        ...     group = SubmissionGroup(stand_in, "slot-0", 2 ** 30, 32).create()
+        ...     print(group.kill(), (group.memory_folder / "cgroup.kill").read_text())
+        True 1
+        """
         if self.hierarchy.version == 2:
             try:
                 _write(self.memory_folder / "cgroup.kill", "1")
@@ -275,8 +479,27 @@ class SubmissionGroup:
             time.sleep(0.02)
         return not self.members()
 
-    def remove(self):
-        """Kill what is left, then remove the group(s); True if they are gone."""
+    def remove(self) -> bool:
+        """Kill what is left, then remove the group(s); True if they are gone.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        A stand-in v1 hierarchy, whose groups' files are removed as a real group's go with its folder:
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     stand_in = Hierarchy(1, Path(root, "memory"), Path(root, "pids"))
+        ...     stand_in.memory.mkdir(); stand_in.pids.mkdir()
+        ...     group = SubmissionGroup(stand_in, "slot-0", 2 ** 30, 32).create()
+        ...     for path in [path for folder in group.folders for path in folder.iterdir()]:
+        ...         path.unlink()
+        ...     print(group.remove(), [folder.exists() for folder in group.folders])
+        True [False, False]
+        """
         self.kill()
         gone = True
         for folder in self.folders:
@@ -314,10 +537,29 @@ _state: dict = {}
 _state_lock = threading.Lock()
 
 
-def available(mountinfo=MOUNTINFO):
+def available(mountinfo: str | os.PathLike[str] = MOUNTINFO) -> tuple[Hierarchy | None, str | None]:
     """(hierarchy, None) when a group per submission can be made here, else (None, why).
 
-    Tried once per process: a probe group is created with limits and removed."""
+    Tried once per process: a probe group is created with limits and removed.
+
+    Parameters
+    ----------
+    mountinfo : str or path, default `MOUNTINFO`
+        A file in the format of ``/proc/self/mountinfo``.
+
+    Returns
+    -------
+    (Hierarchy or None, str or None)
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".mountinfo") as mountinfo:
+    ...     _ = mountinfo.write("24 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\\n")
+    ...     mountinfo.flush()
+    ...     print(available(mountinfo.name))
+    (None, 'no cgroup hierarchy with both the memory and pids controllers is mounted')
+    """
     with _state_lock:
         if mountinfo not in _state:
             _state[mountinfo] = _probe(mountinfo)

@@ -48,7 +48,12 @@ import sys
 import time
 import traceback
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from labkit.grading.notebooks import Exercise
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 SKIP = ("__pycache__",)
@@ -96,8 +101,21 @@ def _files(folder, prefix, skip_data=()):
             yield f"{prefix}/{rel}", path
 
 
-def requirements():
-    """labkit's own dependencies and those of its grading extra, as it declares them."""
+def requirements() -> list[str]:
+    """labkit's own dependencies and those of its grading extra, as it declares them (the
+    bundle's ``requirements.txt``).
+
+    Returns
+    -------
+    list of str
+        Requirement specifiers, e.g. ``numpy>=1.26``; labkit's base ranges where its metadata
+        is not installed.
+
+    Examples
+    --------
+    >>> any(line.startswith("numpy") for line in requirements())
+    True
+    """
     from importlib import metadata
     try:
         declared = metadata.requires("labkit-marl") or []
@@ -109,8 +127,51 @@ def requirements():
                      "nbclient>=0.10", "nbformat>=5.9", "ipykernel>=6.29"]
 
 
-def build(exercise, out, instructor=None, timeout=60.0, budget=600.0, memory=2048, visibility="visible"):
-    """Write the autograder zip of `exercise` to `out`; returns the list of names in it."""
+def build(exercise: str, out: str | Path, instructor: str | os.PathLike[str] | None = None,
+          timeout: float = 60.0, budget: float = 600.0, memory: int = 2048, visibility: str = "visible") -> list[str]:
+    """Write the autograder zip of `exercise` to `out` (see the module's docstring for what it holds).
+
+    Parameters
+    ----------
+    exercise : str
+        E.g. ``"27.4"`` or ``"L15"``.
+    out : str or path
+        The zip to write (replaced if it is there).
+    instructor : str or path, optional
+        Folder containing ``labkit_instructor`` (default: the installed distribution).
+    timeout : float, default 60.0
+        Seconds each cell may run.
+    budget : float, default 600.0
+        Seconds the whole notebook may take.
+    memory : int, default 2048
+        MiB of memory the notebook may use.
+    visibility : str, default "visible"
+        When students see the per-part results: one of `VISIBILITIES`.
+
+    Returns
+    -------
+    list of str
+        The names in the zip.
+
+    Raises
+    ------
+    ValueError
+        For an unknown exercise or visibility.
+    labkit.grading.material.MaterialError
+        Where the instructor material cannot be found.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from labkit.grading.material import MaterialError
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     try:
+    ...         names = build("27.4", os.path.join(folder, "kuhn-autograder.zip"))
+    ...     except MaterialError:                               # a student's installation
+    ...         names = ["setup.sh", "run_autograder", "requirements.txt", "python/labkit/__init__.py"]
+    >>> names[:3], "python/labkit/__init__.py" in names
+    (['setup.sh', 'run_autograder', 'requirements.txt'], True)
+    """
     import labkit
     from labkit.grading import material
     mat = material.load(instructor)
@@ -141,8 +202,37 @@ def build(exercise, out, instructor=None, timeout=60.0, budget=600.0, memory=204
 # ------------------------------------------------------------ run_autograder
 
 
-def find_submission(folder, exercise):
-    """(the notebook to grade, a note for the student or None) among the files handed in."""
+def find_submission(folder: str | os.PathLike[str], exercise: Exercise) -> tuple[Path | None, str | None]:
+    """(the notebook to grade, a note for the student or None) among the files handed in.
+
+    Where several notebooks were handed in, the first whose name holds the exercise's slug is
+    graded (else the first), and the note says so.
+
+    Parameters
+    ----------
+    folder : str or path
+        Gradescope's ``submission`` folder.
+    exercise : labkit.grading.notebooks.Exercise
+
+    Returns
+    -------
+    (pathlib.Path or None, str or None)
+        None and the note when no notebook was handed in.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from labkit.grading import notebooks as nbk
+    >>> exercise = nbk.Exercise("1.1", "1_1_sum", "A sum", ())
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     print(find_submission(folder, exercise)[1])
+    ...     for name in ("notes.ipynb", "1_1_sum.ipynb"):
+    ...         _ = (Path(folder) / name).write_text("{}")
+    ...     path, note = find_submission(folder, exercise)
+    ...     print(path.name, "|", note)
+    no .ipynb file was handed in: upload the exercise notebook itself
+    1_1_sum.ipynb | 2 notebooks were handed in; 1_1_sum.ipynb was graded (hand in one notebook)
+    """
     from labkit.grading.intake import find_notebooks
     found = [p for p, _ in find_notebooks([folder])] if Path(folder).is_dir() else []
     if not found:
@@ -153,8 +243,50 @@ def find_submission(folder, exercise):
     return named[0], (f"{len(found)} notebooks were handed in; {named[0].name} was graded (hand in one notebook)")
 
 
-def results_json(result, exercise, mat, seconds, note=None, visibility="visible"):
-    """The results.json of one graded (or not gradable) submission, in Gradescope's format."""
+def results_json(result: Any, exercise: Any, mat: Any, seconds: float, note: str | None = None,
+                 visibility: str = "visible") -> dict[str, Any]:
+    """The results.json of one graded (or not gradable) submission, in Gradescope's format.
+
+    Its ``score`` is the sum of the tests' scores, one test per checkable part; a part not
+    graded scores 0 out of its maximum.
+
+    Parameters
+    ----------
+    result : dict or None
+        The grader's result; None where no notebook was handed in.
+    exercise : labkit.grading.notebooks.Exercise
+    mat : module
+        The instructor material (its ``spec_for`` gives each part's maximum).
+    seconds : float
+        How long the grading took.
+    note : str, optional
+        A first line of the output for the student (`find_submission`'s).
+    visibility : str, default "visible"
+        One of `VISIBILITIES`.
+
+    Returns
+    -------
+    dict
+        Ready for ``json.dumps``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from labkit.grading import notebooks as nbk
+    >>> cells = (nbk.check("1.1(a)"), nbk.written("1.1(b)", "Yes.", points=2))
+    >>> exercise = nbk.Exercise("1.1", "1_1_sum", "A sum", cells)
+    >>> mat = SimpleNamespace(spec_for=lambda part: SimpleNamespace(max_points=3.0))      # a stand-in
+    >>> result = {"status": "graded", "score": 3.0, "max_score": 3.0, "flags": [],
+    ...           "parts": [{"part": "1.1(a)", "verdict": "pass", "points": 3.0, "hints": []}]}
+    >>> data = results_json(result, exercise, mat, 4.25)
+    >>> data["score"], data["execution_time"], data["tests"][0]["max_score"]
+    (3.0, 4.25, 3.0)
+    >>> print(data["output"])
+    Exercise 1.1 (A sum): 3 of 3 points checked by the grader.
+    The written parts are graded by hand (2 points: 1.1(b) written 2).
+    >>> results_json(None, exercise, mat, 0.5)["tests"][0]["output"]
+    'not graded (see above)'
+    """
     from labkit.grading.report import clean
     graded = result is not None and result.get("status") != "not gradable" and not result.get("error")
     parts = {p["part"]: p for p in result["parts"]} if graded else {}
@@ -185,10 +317,47 @@ def results_json(result, exercise, mat, seconds, note=None, visibility="visible"
             "visibility": visibility, "stdout_visibility": "hidden", "tests": tests}
 
 
-def run(root, exercise_number, timeout=60.0, budget=600.0, memory=2048, visibility="visible", user="student"):
-    """Grade the submission under ``root/submission`` and write ``root/results/results.json``;
-    returns the results written. Without bubblewrap, the student's code runs as `user` (see the
-    module's docstring)."""
+def run(root: str | os.PathLike[str], exercise_number: str, timeout: float = 60.0, budget: float = 600.0,
+        memory: int = 2048, visibility: str = "visible", user: str = "student") -> dict[str, Any]:
+    """Grade the submission under ``root/submission`` and write ``root/results/results.json``.
+    Without bubblewrap, the student's code runs as `user` (see the module's docstring). Once the
+    material is loaded, a results.json is written whatever fails.
+
+    Parameters
+    ----------
+    root : str or path
+        Gradescope's ``/autograder`` (the bundle unpacked in ``root/source``).
+    exercise_number : str
+    timeout, budget : float
+        Seconds a cell, and the whole notebook, may take.
+    memory : int, default 2048
+        MiB.
+    visibility : str, default "visible"
+    user : str, default "student"
+
+    Returns
+    -------
+    dict
+        The results written (`results_json`).
+
+    Raises
+    ------
+    labkit.grading.material.MaterialError
+        Where ``root/source/instructor`` holds no instructor material.
+
+    Examples
+    --------
+    Grading needs the bundle unpacked under `root`; without it nothing is graded:
+
+    >>> import tempfile
+    >>> from labkit.grading.material import MaterialError
+    >>> with tempfile.TemporaryDirectory() as root:
+    ...     try:
+    ...         run(root, "27.4")
+    ...     except MaterialError:
+    ...         print("no instructor material under", "source/instructor")
+    no instructor material under source/instructor
+    """
     from labkit.grading import material
     from labkit.grading.gradebook import write_new
     root = Path(root)
@@ -200,7 +369,7 @@ def run(root, exercise_number, timeout=60.0, budget=600.0, memory=2048, visibili
     try:
         from labkit.grading.grader import grade_notebook
         from labkit.grading.sandbox import MIB, Limits, SandboxUnavailable, check_available, check_user
-        as_user = None
+        as_user: str | None = None
         try:
             check_available()
             sandbox = True
@@ -235,9 +404,27 @@ def run(root, exercise_number, timeout=60.0, budget=600.0, memory=2048, visibili
 # ------------------------------------------------------------ command lines
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """``labkit-grade gradescope EXERCISE OUT.zip`` (build), or ``... gradescope run --root DIR
-    --exercise N`` (what run_autograder calls)."""
+    --exercise N`` (what run_autograder calls).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0, or 2 when the bundle cannot be built (the reason on standard error).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     main(["99.9", os.path.join(folder, "autograder.zip")])         # no such exercise
+    2
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"]:
         p = argparse.ArgumentParser(prog="labkit-grade gradescope run")

@@ -26,7 +26,13 @@ part 0 with a hint naming the call). Switching the monitor off during a probe (`
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+    from types import CodeType, FrameType
 
 # labkit's modules that hold no solver or evaluator: the games, the compiled tree, policies,
 # messages, data, and the grading machinery itself (relative to the labkit package folder)
@@ -46,18 +52,67 @@ class OwnWork:
 
     While the part's probe calls run, calls into labkit's solvers and evaluators (every labkit
     module but `ALLOWED`, and `GUARDED_FUNCTIONS`) and into OpenSpiel are reported.
+
+    Attributes
+    ----------
+    task : str
+        What the part asks for, e.g. ``"write NashConv yourself"``.
+
+    Examples
+    --------
+    >>> OwnWork("write NashConv yourself").task
+    'write NashConv yourself'
     """
     task: str
 
-    def message(self, part, finding):
+    def message(self, part: str, finding: Mapping[str, Any]) -> str:
         """The hint for one finding, e.g. "L15(d) asks you to write NashConv yourself; your
-        `nash_conv` called `labkit.nash_conv`"."""
+        `nash_conv` called `labkit.nash_conv`" (see the module function `message`).
+
+        Parameters
+        ----------
+        part : str
+        finding : dict
+            One of `CallMonitor.watch`'s findings.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> rule = OwnWork("write NashConv yourself")
+        >>> rule.message("L15(d)", {"name": "my_nash_conv", "called": "labkit.nash_conv", "thread": True})
+        'L15(d) asks you to write NashConv yourself; your `my_nash_conv` called `labkit.nash_conv` (in a thread)'
+        """
         return message(part, self.task, finding)
 
-    def summary(self, part, findings):
+    def summary(self, part: str, findings: Iterable[Any]) -> str:
         """One hint for all the findings of a part: those of one function and one kind are
-        named together ("your `cfr` called `labkit.CFR`, `labkit.CFR.run` and ...")."""
-        groups = {}
+        named together ("your `cfr` called `labkit.CFR`, `labkit.CFR.run` and ...").
+
+        Parameters
+        ----------
+        part : str
+        findings : iterable of dict
+            Anything else in it is skipped (findings come back from the kernel).
+
+        Returns
+        -------
+        str
+            The hints joined by ``"; "``; empty for no findings.
+
+        Examples
+        --------
+        >>> rule = OwnWork("write CFR yourself")
+        >>> print(rule.summary("L16(b)", [{"name": "my_cfr", "called": "labkit.CFR"},
+        ...                               {"name": "my_cfr", "called": "labkit.CFR.run"},
+        ...                               {"name": "my_cfr", "called": "os.fork", "process": True}, "junk"]))
+        L16(b) asks you to write CFR yourself; your `my_cfr` called `labkit.CFR` and `labkit.CFR.run`;
+        L16(b) asks you to write CFR yourself; your `my_cfr` started another process (`os.fork`),
+        whose calls the grader cannot see
+        """
+        groups: dict[tuple[Any, bool, bool, bool, bool], list[str]] = {}
         for finding in findings:
             if isinstance(finding, dict):
                 key = (finding.get("name"), bool(finding.get("thread")), bool(finding.get("static")),
@@ -72,7 +127,33 @@ class OwnWork:
         return "; ".join(hints)
 
 
-def message(part, task, finding):
+def message(part: str, task: str, finding: Mapping[str, Any]) -> str:
+    """The hint for one finding: which function of the student's called what, or switched the
+    grader's record off (``tampered``), or started another process (``process``); ``static``
+    findings (read from the code, not seen running) say "uses".
+
+    Parameters
+    ----------
+    part : str
+        E.g. ``"L15(d)"``.
+    task : str
+        What the part asks for (`OwnWork.task`).
+    finding : dict
+        ``name`` (the student's function), ``called``, and the flags ``thread``, ``tampered``,
+        ``process``, ``static``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(message("L15(d)", "write NashConv yourself", {"name": "f", "called": "sys.setprofile", "tampered": True}))
+    L15(d) asks you to write NashConv yourself; your `f` switched off the grader's record of the functions
+    it calls (`sys.setprofile`)
+    >>> message("L15(d)", "write NashConv yourself", {"name": "f", "called": "labkit.best_response", "static": True})
+    'L15(d) asks you to write NashConv yourself; your `f` uses `labkit.best_response`'
+    """
     name = finding.get("name", "?")
     where = " (in a thread)" if finding.get("thread") else ""
     if finding.get("tampered"):
@@ -90,10 +171,27 @@ def _labkit_folder():
     return os.path.dirname(os.path.abspath(labkit.__file__))
 
 
-def guarded_files(folder=None):
-    """{path: None (every function) or a tuple of guarded function names} for labkit's files."""
+def guarded_files(folder: str | None = None) -> dict[str, tuple[str, ...] | None]:
+    """{path: None (every function) or a tuple of guarded function names} for labkit's files:
+    every Python file outside `ALLOWED`, and the files of `GUARDED_FUNCTIONS` with their names.
+
+    Parameters
+    ----------
+    folder : str, optional
+        labkit's package folder (default: the one imported).
+
+    Returns
+    -------
+    dict of str to (tuple of str or None)
+
+    Examples
+    --------
+    >>> files = {os.path.relpath(path, _labkit_folder()): names for path, names in guarded_files().items()}
+    >>> files["cfr.py"], files["policy.py"][0], "tree.py" in files, os.path.join("games", "kuhn.py") in files
+    (None, 'realization_weights', False, False)
+    """
     folder = folder or _labkit_folder()
-    out = {}
+    out: dict[str, tuple[str, ...] | None] = {}
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in files:
@@ -109,11 +207,24 @@ def guarded_files(folder=None):
     return out
 
 
-def foreign_files():
+def foreign_files() -> tuple[dict[str, None], tuple[str, ...]]:
     """{path: None} for every Python file of the guarded pure-Python packages that are installed
-    (found without importing them), and their folders."""
+    (found without importing them), and their folders.
+
+    Returns
+    -------
+    (dict of str to None, tuple of str)
+        Both empty where none of `FOREIGN_PACKAGES` is installed.
+
+    Examples
+    --------
+    >>> files, folders = foreign_files()
+    >>> all(path.endswith(".py") and path.startswith(folders) for path in files)
+    True
+    """
     import importlib.util
-    files, folders = {}, []
+    files: dict[str, None] = {}
+    folders: list[str] = []
     for package in FOREIGN_PACKAGES:
         try:
             spec = importlib.util.find_spec(package)
@@ -151,9 +262,23 @@ class CallMonitor:
         Install the profile function for good in the threads started from now on
         (``threading.setprofile``): the sealed reporter's choice, made before any student code
         runs. Without it (the notebook's own check) only threads started during a watch have it.
+
+    Examples
+    --------
+    A function written here (not in labkit's files) that calls labkit's NashConv is reported:
+
+    >>> import labkit as lk
+    >>> monitor = CallMonitor()
+    >>> def my_nash_conv(game, policy):
+    ...     return lk.nash_conv(game, policy)
+    >>> game = lk.games.load("kuhn_poker")
+    >>> with monitor.watch("my_nash_conv") as findings:
+    ...     value = my_nash_conv(game, lk.uniform_policy(game))
+    >>> findings
+    [{'called': 'labkit.nash_conv', 'thread': False, 'name': 'my_nash_conv'}]
     """
 
-    def __init__(self, threads=False):
+    def __init__(self, threads: bool = False) -> None:
         import sys
         import threading
         self._setprofile, self._getprofile = sys.setprofile, sys.getprofile
@@ -167,7 +292,8 @@ class CallMonitor:
         self._grading = tuple(os.path.join(f, "grading", "") for f in self._folders)
         foreign, self._foreign_folders = foreign_files()
         self._guarded = _with_real_paths({**guarded_files(folder), **foreign})
-        self._genuine = {}                     # path -> {(first line, qualified name): bytecode}
+        # path -> {(first line, qualified name): bytecode}
+        self._genuine: dict[str, dict[tuple[int, str], bytes]] = {}
         self._roots = _library_roots(self._folders + self._foreign_folders)
         self._current_frames = sys._current_frames
         self._state = [None]                   # [findings list] while a watch is open
@@ -229,12 +355,34 @@ class CallMonitor:
             findings.append(finding)
 
     # ---------------------------------------------------------------- genuine library code
-    def made_by_library(self, caller):
+    def made_by_library(self, caller: FrameType | None) -> bool:
         """True when the call was made by labkit itself: going up from `caller` through
         installed libraries' code (numba compiling a kernel, importlib), the first frame that is
         not such code is labkit's. False when it is the student's: code written in the notebook
         or in a file of their own, or code that claims a library's file name but is not what the
-        file on disk compiles to."""
+        file on disk compiles to.
+
+        Parameters
+        ----------
+        caller : frame or None
+            The frame that made the call.
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> import sys
+        >>> import labkit as lk
+        >>> monitor = CallMonitor()
+        >>> try:
+        ...     lk.nash_conv("no_such_game", None)
+        ... except ValueError as exc:
+        ...     inside = exc.__traceback__.tb_next.tb_frame                # nash_conv's own frame
+        >>> monitor.made_by_library(inside), monitor.made_by_library(sys._getframe())
+        (True, False)
+        """
         frame = caller
         while frame is not None:
             code = frame.f_code
@@ -246,15 +394,54 @@ class CallMonitor:
             frame = frame.f_back                # another library's code: look at who called it
         return False
 
-    def is_library(self, code):
+    def is_library(self, code: CodeType) -> bool:
         """True for code of an installed library (labkit, OpenSpiel, the standard library,
-        site-packages) as its file on disk compiles it; the student can write neither there."""
+        site-packages) as its file on disk compiles it; the student can write neither there.
+
+        Parameters
+        ----------
+        code : code object
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> import json
+        >>> def mine():
+        ...     pass
+        >>> monitor = CallMonitor()
+        >>> monitor.is_library(json.dumps.__code__), monitor.is_library(mine.__code__)
+        (True, False)
+        """
         return code.co_filename.startswith(self._roots) and self.is_genuine(code)
 
-    def busy_threads(self):
+    def busy_threads(self) -> int:
         """How many threads other than this one are running the student's code right now
-        (a frame of theirs anywhere on the thread's stack)."""
+        (a frame of theirs anywhere on the thread's stack).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import threading
+        >>> monitor, stop = CallMonitor(), threading.Event()
+        >>> before = monitor.busy_threads()         # whatever else runs in this process
+        >>> def waiting():                          # code of "the student's", waiting in a thread
+        ...     stop.wait()
+        >>> thread = threading.Thread(target=waiting)
+        >>> thread.start()
+        >>> monitor.busy_threads() - before
+        1
+        >>> stop.set(); thread.join()
+        >>> monitor.busy_threads() - before
+        0
+        """
         here, count = self._get_ident(), 0
+        frame: FrameType | None     # for mypy only: a local annotation is never evaluated
         for ident, frame in self._current_frames().items():
             if ident == here:
                 continue
@@ -266,19 +453,59 @@ class CallMonitor:
                 frame = frame.f_back
         return count
 
-    def is_genuine(self, code):
+    def is_genuine(self, code: CodeType) -> bool:
         """True for a code object compiled from a file as it is on disk (labkit's, OpenSpiel's,
         the standard library's...); False for anything else, such as notebook code or code
-        compiled under a file name it does not come from."""
+        compiled under a file name it does not come from.
+
+        Parameters
+        ----------
+        code : code object
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        A function compiled under the name of labkit's file ``evaluate.py`` does not pass for it:
+
+        >>> import labkit.evaluate
+        >>> monitor = CallMonitor()
+        >>> namespace, source = {}, "def nash_conv(game, policy):\\n    return 0.0\\n"
+        >>> exec(compile(source, labkit.evaluate.__file__, "exec"), namespace)
+        >>> monitor.is_genuine(labkit.evaluate.nash_conv.__code__), monitor.is_genuine(namespace["nash_conv"].__code__)
+        (True, False)
+        """
         path = code.co_filename
         table = self._genuine.get(path)
         if table is None:
             table = self._genuine[path] = _compiled_codes(path)
         return table.get((code.co_firstlineno, _qualname(code))) == code.co_code
 
-    def public_name(self, frame):
+    def public_name(self, frame: FrameType) -> str:
         """How the student reached the guarded code: ``labkit.nash_conv``, ``labkit.CFRPlus``,
-        ``labkit.CFRPlus.run``, ``labkit.evaluate.edge_probabilities``, or OpenSpiel's module path."""
+        ``labkit.CFRPlus.run``, ``labkit.evaluate.edge_probabilities``, or OpenSpiel's module path.
+
+        Parameters
+        ----------
+        frame : frame
+            The guarded function's own frame.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> import labkit as lk
+        >>> try:
+        ...     lk.nash_conv("no_such_game", None)
+        ... except ValueError as exc:
+        ...     inside = exc.__traceback__.tb_next.tb_frame                # nash_conv's own frame
+        >>> CallMonitor().public_name(inside)
+        'labkit.nash_conv'
+        """
         code = frame.f_code
         module = _module_name(code.co_filename, self._folders, self._foreign_folders)
         qualname = _qualname(code)
@@ -298,9 +525,30 @@ class CallMonitor:
         return _root_name(qualname, None, module) or f"{module}.{qualname}"
 
     # ---------------------------------------------------------------- watching
-    def watch(self, name):
+    def watch(self, name: str) -> AbstractContextManager[list[dict[str, Any]]]:
         """A context manager: the findings of the student's calls while it is open (a list
-        that fills as they happen), each with ``name`` (the probed function) added."""
+        that fills as they happen), each with ``name`` (the probed function) added.
+
+        Parameters
+        ----------
+        name : str
+            The probed function, as the hints name it.
+
+        Returns
+        -------
+        context manager
+            Entering it gives the list of findings; at most `MAX_FINDINGS` are kept, and
+            switching the monitor off inside is itself a finding.
+
+        Examples
+        --------
+        >>> import sys
+        >>> monitor = CallMonitor()
+        >>> with monitor.watch("sneaky") as findings:
+        ...     sys.setprofile(None)
+        >>> findings
+        [{'called': 'sys.setprofile', 'thread': False, 'tampered': True, 'name': 'sneaky'}]
+        """
         return _Watch(self, name)
 
 
