@@ -50,8 +50,11 @@ pdf: $(VENV)/.book-installed
 	if [ -f _build/html/index.html ]; then \
 	  $(BIN)/python scripts/link_pdf.py --site _build/html --pdf _build/pdf/book.pdf; fi
 
+# whole files to each worker (nbval's cells share a kernel), in the order tests/conftest.py gives them
+# (the long files first); pytest-xdist would otherwise start the files with the most tests first,
+# and its two longest files, one test each, last
 test: $(VENV)/.test-installed
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # fast feedback while developing: the library tests only (no notebooks, no browser)
 test-fast: $(VENV)/.test-installed

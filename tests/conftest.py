@@ -49,7 +49,8 @@ def _longest_files_first(items):
     """Order the files so the long ones start first: those with a `slow` test, then the notebooks,
     then the rest, each group in its collected order.
 
-    `make test` hands whole files to its workers in this order (pytest-xdist's --dist loadfile);
+    `make test` hands whole files to its workers in this order (pytest-xdist's --dist loadfile
+    with --no-loadscope-reorder; without it, xdist starts the files with the most tests first);
     a long file that starts last keeps one worker busy while the other has finished, and the short
     files at the end fill the gaps instead."""
     slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
