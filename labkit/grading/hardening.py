@@ -7,7 +7,7 @@
    ``maps`` then belong to root, and ``ptrace`` needs a capability no sandbox has. The kernel runs
    as the driver's uid, so without this student code could read the driver's memory (the nonces
    of the kernels still to come) or write into its event stream through ``/proc/<pid>/fd``. (A
-   process that ``exec``s becomes dumpable again: the kernel is, the driver is not.)
+   process that calls ``exec`` becomes dumpable again: the kernel is, the driver is not.)
 2. ``prctl(PR_SET_NO_NEW_PRIVS, 1)``, which a seccomp filter requires and which also keeps any
    set-uid program from raising privileges.
 3. A seccomp filter that refuses to create user namespaces: ``unshare`` and ``clone`` with

@@ -14,6 +14,7 @@ in the submission's scratch directory" because
   or huge message hurts only the driver, inside the sandbox's memory limit; the grader reads
   a capped line stream;
 * a kernel restart (after a timeout the interrupt could not stop) stays inside the sandbox.
+
 The price is that the driver shares the sandbox with student code, which is why it protects
 itself before starting a kernel (`labkit.grading.hardening`) and why its events are claims:
 the verdicts are computed outside from HMAC-signed records of values.
