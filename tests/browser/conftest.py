@@ -65,8 +65,11 @@ def artifacts():
     return ARTIFACTS
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    # one Chromium per test module, not per session: while Playwright's synchronous API is open, its
+    # event loop counts as running in this thread, and a later test of the same worker that calls
+    # asyncio.run (the kernel_polling doctests) would fail
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
