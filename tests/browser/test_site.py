@@ -53,7 +53,9 @@ def open_offline(browser, url, height=1000):
     """Open a page at 1280 px, recording page errors, console errors, local files that fail to load and
     any request that would leave the local site (which is aborted: the site must work offline)."""
     page = browser.new_page(viewport={"width": 1280, "height": height})
-    page.set_default_timeout(30_000)
+    # Every request passes through the Python route handler below; on a machine at load 20 a page
+    # with MathJax and the widget manager can need more than a minute to go quiet.
+    page.set_default_timeout(120_000)
     outside, errors = [], []
     # every page error counts (book/_ext/page_fixes.py removes the theme's repeated THEBE_JS_URL script)
     page.on("pageerror", lambda err: errors.append(f"page error: {err}"))
