@@ -32,6 +32,7 @@ objects); the random numbers come from one seeded `numpy.random.Generator`, draw
 """
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -604,19 +605,39 @@ class MCCFR(Solver):
         if self.backend == "numba":
             self._tables[3:] = 0.0
             self._compiled_episodes(1, int(player), True)
-            return self._to_array(self._rows_of(self._tables[3]))
+            return self._to_array(self._tables[3])
         regret_out = [[0.0] * len(r) for r in self.regrets]
         scratch = [[0.0] * len(r) for r in self.regrets]
         self._episode(player, regret_out, scratch)
         return self._to_array(regret_out)
 
     # -- policies ------------------------------------------------------------------
-    def _to_array(self, rows: list[list[float]]) -> np.ndarray:
-        """Per-infoset lists over legal actions -> an (I, A) array, zero on illegal actions."""
+    def _to_array(self, rows: list[list[float]] | np.ndarray) -> np.ndarray:
+        """Per-infoset lists over legal actions (or the numba backend's flat table, the same
+        numbers in the same order) -> an (I, A) array, zero on illegal actions."""
+        positions = self._legal_positions()
+        if isinstance(rows, np.ndarray):
+            flat = rows
+        else:
+            if len(rows) != len(self.flat.legal_actions):
+                raise ValueError(f"expected {len(self.flat.legal_actions)} rows, one per infoset, got {len(rows)}")
+            flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=float)
+        if flat.shape != positions.shape:
+            raise ValueError(f"expected {len(positions)} numbers over the legal actions, got {flat.size}")
         out = np.zeros(self.game.legal_mask.shape)
-        for i, (actions, row) in enumerate(zip(self.flat.legal_actions, rows, strict=True)):
-            out[i, actions] = row
+        out.flat[positions] = flat
         return out
+
+    def _legal_positions(self) -> np.ndarray:
+        """Where each infoset's legal actions sit in a flattened (I, A) array, infoset by infoset
+        (the order of the rows and of the flat tables); computed once per solver."""
+        positions = self.__dict__.get("_positions")
+        if positions is None:
+            width = self.game.legal_mask.shape[1]
+            positions = np.array([i * width + a for i, actions in enumerate(self.flat.legal_actions)
+                                  for a in actions], dtype=np.int64)
+            self._positions = positions
+        return positions
 
     def current_policy(self) -> TabularPolicy:
         """Regret matching of the current regrets (uniform where none is positive).
@@ -651,7 +672,7 @@ class MCCFR(Solver):
         >>> round(lk.nash_conv(solver.game, solver.average_policy()), 3) < 0.2
         True
         """
-        sums = self._to_array(self.policy_sums)
+        sums = self._to_array(self._sum_table if self.backend == "numba" else self.policy_sums)
         total = sums.sum(axis=1, keepdims=True)
         legal = self.game.legal_mask
         uniform = legal / legal.sum(axis=1, keepdims=True)

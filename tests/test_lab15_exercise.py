@@ -26,7 +26,7 @@ FAST = [p for p in PARTS if p not in ("L15(g)", "L15(k)")]
 @pytest.fixture(scope="module")
 def solution():
     # the worked solution, with its own demonstration of unbiasedness shortened
-    short = {"L15(h)": [("range(20_000)", "range(500)")]}
+    short = {"L15(h)": [("range(5_000)", "range(500)")]}
     return run(cells(lambda part: part != "L15(k)", edits=short))
 
 
@@ -200,7 +200,7 @@ def test_cfr_plus_without_linear_averaging_gets_its_hint():
 def test_outcome_sampling_without_importance_weights_gets_its_hint():
     edits = {"L15(h)": [("values[k] = value / s[k]", "values[k] = value"),
                         ("others / q * (values - value)", "others * (values - value)"),
-                        ("streams = [rng.random(12) for _ in range(20_000)]",
+                        ("streams = [rng.random(12) for _ in range(5_000)]",
                          "streams = [rng.random(12) for _ in range(10)]")]}
     wrong = run(cells(lambda p: p < "L15(i)", edits=edits))
     points, hints = grade("L15(h)", wrong)
@@ -322,7 +322,7 @@ from labkit_instructor.exercises import lab15 as hidden
 from labkit_instructor.exercises import lab15 as lab
 lab_ = Harness(lab.EXERCISE, hidden.PARTS)
 wanted = ("L15(b)", "L15(c)", "L15(d)", "L15(e)", "L15(f)", "L15(h)", "L15(i)", "L15(j)")
-sources = lab_.cells(lambda p: p in wanted, edits={{"L15(h)": [("range(20_000)", "range(20)")]}})
+sources = lab_.cells(lambda p: p in wanted, edits={{"L15(h)": [("range(5_000)", "range(20)")]}})
 sources[-1] = sources[-1].split("\\nfor sampling, T in")[0]          # (j) without its printout
 namespace = lab_.run(sources)
 for sampling, T in (("outcome", 2000), ("external", 1000)):

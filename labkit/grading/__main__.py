@@ -36,6 +36,11 @@ import shlex
 import signal
 import sys
 
+# As in the driver (labkit/grading/driver.py): jsonschema, which nbformat validates with, would
+# import rfc3987_syntax, which compiles an IRI grammar as it loads (about 2-3 CPU seconds at every
+# start of this command) for a format no notebook schema uses. This command is a process of its own.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: "not importable"
+
 NO_SANDBOX_WARNING = ("labkit-grade: WARNING: --no-sandbox: student code runs as you, with your files, "
                       "environment and network; use it only for notebooks you trust")
 

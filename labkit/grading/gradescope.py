@@ -55,6 +55,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from labkit.grading.notebooks import Exercise
 
+# As in the driver (labkit/grading/driver.py): jsonschema, which nbformat validates with, would
+# import rfc3987_syntax, which compiles an IRI grammar as it loads (about 2-3 CPU seconds at every
+# start of this command) for a format no notebook schema uses. This command is a process of its own.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: "not importable"
+
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 SKIP = ("__pycache__",)
 SKIP_DATA = ("labkit/data/efr",)         # the book's cached EFR runs: 22 MB the grader never reads

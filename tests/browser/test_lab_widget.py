@@ -17,6 +17,30 @@ KNOWN_ERROR_AT = "_markdownOverlapsToolbar"
 WIDGET = ".jp-OutputArea-output .widget-vbox:has(.widget-slider)"
 
 
+# some cell has started (a "[*]" prompt) or finished (a "[1]" prompt)
+STARTED_JS = """() => [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]
+    .some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"""
+
+
+def _run_all_cells(page, artifacts, attempts=3):
+    """Run > Run All Cells, until a cell has started. Once in a CI run the click was taken while
+    JupyterLab was still busy setting up the notebook, and nothing ran: the test then waited out
+    its whole safety net. Each attempt that starts nothing leaves a screenshot."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError   # skipped without playwright
+    for attempt in range(1, attempts + 1):
+        # the notebook as the current widget (a prompt: clicking rendered Markdown may follow a link)
+        page.locator(".jp-Notebook .jp-Cell .jp-InputPrompt").first.click()
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+        try:
+            page.wait_for_function(STARTED_JS, timeout=120_000)
+            return
+        except PlaywrightTimeoutError:
+            page.screenshot(path=str(artifacts / f"lab_run_all_not_started_{attempt}.png"))
+            page.keyboard.press("Escape")                    # close the menu if it is still open
+    pytest.fail(f"Run > Run All Cells started no cell in {attempts} attempts (screenshots in tests/artifacts)")
+
+
 @pytest.mark.browser
 def test_chapter_runs_and_slider_changes_the_figure(lab_server, browser, artifacts, image_hash):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -28,8 +52,7 @@ def test_chapter_runs_and_slider_changes_the_figure(lab_server, browser, artifac
     # The toolbar indicator says "idle" before a kernel exists; the status bar names the kernel.
     status = page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"Python 3 \(ipykernel\) \| Idle"))
     status.first.wait_for()
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+    _run_all_cells(page, artifacts)
 
     # the last code cell has run once its prompt shows a number; the chapter takes 10-20 s on an idle
     # machine, and this wait is only a safety net: at the end of a test run the load test's burners
