@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from labkit.games.goofspiel import Goofspiel
 
 _CODE_LIMIT = 2 ** 62
+_FEW_ROWS = 64                                      # `_texts` writes up to this many rows one by one
 
 
 def _extend(code: np.ndarray, value: np.ndarray | int, base: int) -> np.ndarray:
@@ -266,6 +267,8 @@ def _texts(values: np.ndarray, write: Callable[[list[int]], str]) -> list[str]:
     """[write(row) for row in values.tolist()] for the rows of `values` (k, w), small integers
     from -1 on, calling `write` once per distinct row."""
     k, w = values.shape
+    if k <= _FEW_ROWS:                              # writing each row costs less than finding the distinct ones
+        return [write(row) for row in values.tolist()]
     base = int(values.max(initial=0)) + 2
     if w == 0 or base ** w >= _CODE_LIMIT:
         distinct, inverse = np.unique(values.reshape(k, w), axis=0, return_inverse=True)

@@ -152,6 +152,22 @@ class OpenSpielDefinition:
         """
         return OpenSpielState(self._root)
 
+    def walk_states(self) -> tuple[pyspiel.State, str]:
+        """The root as a pyspiel state and the name of its infoset-key method: `compile_game`
+        walks pyspiel's states as they are, without an `OpenSpielState` around each.
+
+        Returns
+        -------
+        (pyspiel.State, str)
+
+        Examples
+        --------
+        >>> root, key_method = OpenSpielDefinition("kuhn_poker").walk_states()
+        >>> getattr(root.child(0).child(1), key_method)()
+        '0'
+        """
+        return self._root, "information_state_string"
+
     def action_name(self, a: int) -> str:
         """OpenSpiel's name of action a at the root, for the first player it is valid for (some
         games name actions only for one player or in context; then the id).
