@@ -58,8 +58,6 @@ def build(source: Path = SOURCE, flags: list[str] = FLAGS, stem: str = "labkit_c
     same function (its own source, flags, name and suffix). Raises RuntimeError (no compiler, or a
     failed compilation, quoted) or OSError."""
     import hashlib       # here, not at the top: `import labkit` stays cheap
-    import subprocess
-    import tempfile
     compiler = _compiler()
     if compiler is None:
         raise RuntimeError("no C compiler (set CC, or install gcc)")
@@ -73,6 +71,8 @@ def build(source: Path = SOURCE, flags: list[str] = FLAGS, stem: str = "labkit_c
     target = library_folder() / name
     if target.is_file():
         return target
+    import subprocess    # only to compile: their imports cost more than loading a cached library
+    import tempfile
     start = time.perf_counter()
     # built beside the target and renamed: concurrent first uses never see half a file
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:

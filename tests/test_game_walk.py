@@ -113,3 +113,27 @@ def test_returns_are_read_into_the_table():
 def test_returns_of_the_wrong_length_are_refused(payoffs, count):
     with pytest.raises(GameError, match=rf"returns\(\) gave {count} values for 2 players"):
         compile_game(_Payoffs(payoffs))
+
+
+def test_action_names_come_from_the_definition():
+    """`action_names()` gives every name at once where a definition has it (the OpenSpiel adapter),
+    else `action_name` is asked per action; an `action_names` that is not a method is not called."""
+    class Named(_Payoffs):
+        def action_name(self, a):
+            return "low" if a == 0 else "high"
+
+    class Listed(Named):
+        action_names = ["not", "called"]
+
+    class Batched(Named):
+        def action_names(self):
+            return ["left", "right"]
+
+    payoffs = lambda h: (1.0, -1.0)                           # noqa: E731
+    assert compile_game(Named(payoffs)).action_names == ["low", "high"]
+    assert compile_game(Listed(payoffs)).action_names == ["low", "high"]
+    assert compile_game(Batched(payoffs)).action_names == ["left", "right"]
+    pytest.importorskip("pyspiel")
+    from labkit.games.openspiel_adapter import OpenSpielDefinition
+    leduc = OpenSpielDefinition("leduc_poker")
+    assert leduc.action_names() == [leduc.action_name(a) for a in range(3)] == ["Fold", "Call", "Raise"]

@@ -7,6 +7,7 @@ A game definition is an object with
     num_distinct_actions      actions are the integers 0 .. num_distinct_actions - 1
     initial_state()           the root state
     action_name(action)       a short readable name (optional)
+    action_names()            every action's name at once (optional, else action_name per action)
     count_histories(limit)    the exact number of histories, or any number above `limit` as soon as
                               the count passes it (optional: the size guard estimates otherwise)
     walk_states()             (root state, name of the states' infoset-key method) for the walk, when
@@ -570,7 +571,8 @@ def compile_game(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HI
     legal_mask = np.zeros((len(infoset_keys), num_actions), dtype=bool)
     for i, legal in enumerate(infoset_legal):
         legal_mask[i, list(legal)] = True
-    action_names = [_action_name(definition, a) for a in range(num_actions)]
+    names = getattr(definition, "action_names", None)          # all at once, where a definition can
+    action_names = list(names()) if callable(names) else [_action_name(definition, a) for a in range(num_actions)]
     return GameTree(
         name=name,
         num_players=num_players,

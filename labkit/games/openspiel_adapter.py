@@ -185,13 +185,31 @@ class OpenSpielDefinition:
         >>> OpenSpielDefinition("kuhn_poker").action_name(1)
         'Bet'
         """
-        pyspiel = _pyspiel()
         with captured_stderr():
-            for player in range(self.num_players):
-                try:
-                    return self._root.action_to_string(player, a)
-                except pyspiel.SpielError:
-                    continue
+            return self._action_name(a)
+
+    def action_names(self) -> list[str]:
+        """`action_name` of every action, with OpenSpiel's error output captured once for all.
+
+        Returns
+        -------
+        list of str
+
+        Examples
+        --------
+        >>> OpenSpielDefinition("leduc_poker").action_names()
+        ['Fold', 'Call', 'Raise']
+        """
+        with captured_stderr():
+            return [self._action_name(a) for a in range(self.num_distinct_actions)]
+
+    def _action_name(self, a: int) -> str:
+        pyspiel = _pyspiel()
+        for player in range(self.num_players):
+            try:
+                return self._root.action_to_string(player, a)
+            except pyspiel.SpielError:
+                continue
         return str(a)
 
 
