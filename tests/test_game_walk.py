@@ -137,3 +137,21 @@ def test_action_names_come_from_the_definition():
     from labkit.games.openspiel_adapter import OpenSpielDefinition
     leduc = OpenSpielDefinition("leduc_poker")
     assert leduc.action_names() == [leduc.action_name(a) for a in range(3)] == ["Fold", "Call", "Raise"]
+
+
+@pytest.mark.parametrize("in_memory", [True, False])
+def test_openspiels_error_output_is_captured_in_memory_or_in_a_file(in_memory, monkeypatch):
+    """The adapter's capture of file descriptor 2 keeps what C code writes there, whether the
+    system offers an in-memory file (memfd_create) or only a temporary file."""
+    import os
+
+    from labkit.games import openspiel_adapter
+    if not in_memory:
+        monkeypatch.delattr(os, "memfd_create", raising=False)
+    elif not hasattr(os, "memfd_create"):
+        pytest.skip("no memfd_create on this system")
+    with openspiel_adapter.captured_stderr() as captured:
+        os.write(2, b"OpenSpiel exception: first\n")
+        os.write(2, b"second")
+    assert captured == ["OpenSpiel exception: first\nsecond"]
+    os.write(2, b"")                                          # the descriptor is stderr again
