@@ -12,7 +12,8 @@ labkit compile`` does it ahead of time) with ``-O2 -ffp-contract=off`` (no fused
 which would round once where numpy rounds twice) and cached under ``$LABKIT_CACHE_DIR`` (else
 ``$XDG_CACHE_HOME/labkit`` or ``~/.cache/labkit``; a temporary folder where those are not
 writable), its name carrying a hash of the source, the compiler and the flags.
-``LABKIT_NATIVE=0`` turns it off (numba's kernel is then used).
+``LABKIT_NATIVE=0`` turns it off (numba's kernel is then used), and with it the C NashConv of
+`labkit._nash_conv_native`.
 """
 from __future__ import annotations
 

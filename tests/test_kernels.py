@@ -432,3 +432,18 @@ def test_a_small_cfr_table_does_not_import_numba():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                           env={k: v for k, v in os.environ.items() if k not in ("LABKIT_KERNELS", "LABKIT_NATIVE")})
     assert done.stdout.splitlines()[-1] == "numba []", done.stdout + done.stderr
+
+
+def test_a_game_evaluated_by_the_compiled_pass_can_be_pickled_and_copied():
+    """The plan of the compiled evaluation (with the C extension's memory) stays in its process:
+    a pickled or deep-copied game leaves it out and builds its own, with the same bits."""
+    import copy
+    import pickle
+
+    game = lk.games.load("kuhn_poker(players=3)")
+    policy = lk.uniform_policy(game)
+    with lk.kernels.using("numba"):
+        value = lk.nash_conv(game, policy)
+        for other in (pickle.loads(pickle.dumps(game)), copy.deepcopy(game)):
+            assert "_compiled_plan" not in other.__dict__
+            assert_same_bits(np.array([value]), np.array([lk.nash_conv(other, lk.uniform_policy(other))]))
