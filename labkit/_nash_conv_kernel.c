@@ -82,6 +82,11 @@ static PyObject *make_plan(PyObject *self, PyObject *args)
     if (read_buffer(index, &plan->index, 'q', -1, 0, "index") < 0)
         goto fail_index;
     const int64_t *ix = plan->index.buf;
+    Py_ssize_t header = 2 + NUM_PARTS + 1;
+    if (plan->index.len < header * 8 || I < 0 || A < 0 || ix[2 + NUM_PARTS] > plan->index.len / 8) {
+        PyErr_SetString(PyExc_ValueError, "index must be a packed NashConv index (labkit._nash_conv_native.pack)");
+        goto fail_work;
+    }
     int64_t n = ix[0], Z = ix[1];
     /* out[:Z] the reach products, then n best-response values, I own reaches, two sequence tables
        of I A + 1, and n on-policy values */

@@ -306,6 +306,9 @@ def test_the_c_nash_conv_plan_checks_its_arrays():
     I, A = game.legal_mask.shape
     with pytest.raises(ValueError, match="work must be"):
         native.plan(index, np.empty(3), returns, I, A, _nash_conv_native._gemv)
+    for bad_index in (index[:5], np.zeros(0, dtype=np.int64)):
+        with pytest.raises(ValueError, match="packed NashConv index"):
+            native.plan(bad_index, np.empty(3), returns, I, A, _nash_conv_native._gemv)
     with pytest.raises(ValueError, match="index must be"):
         native.plan(index.astype(np.float64), np.empty(3), returns, I, A, _nash_conv_native._gemv)
     with pytest.raises(ValueError, match="returns must be"):
