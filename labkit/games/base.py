@@ -30,7 +30,8 @@ use the same string.
 Size guard: before walking, `compile_game` takes the number of histories from the definition's
 ``count_histories(limit)`` if it has one (labkit's own games count theirs from their parameters or
 from one deal's betting tree, and stop counting as soon as the count passes the limit), and
-otherwise estimates it from random playouts (`estimate_histories`); a tree above `max_histories`
+otherwise counts a small tree exactly (up to `SMALL_TREE` histories, `count_histories_up_to`) or
+estimates a larger one from random playouts (`estimate_histories`); a tree above `max_histories`
 is refused with a GameError naming the count or the estimate and the limit, and the walk itself
 stops at the limit. The default, DEFAULT_MAX_HISTORIES = 20 million, is sized for a 24 GB machine:
 compiling costs about 0.5 KB per history at its peak (3-player Leduc, 1.8 M histories, peaks near
@@ -371,7 +372,8 @@ def check_size(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HIST
 
     The count comes from ``definition.count_histories(limit=max_histories)`` when the definition
     has that method (a count that stops once it passes the limit), else from
-    ``count_histories()``, else from `estimate_histories`.
+    ``count_histories()``, else from an exact count of up to `SMALL_TREE` histories
+    (`count_histories_up_to`), else from `estimate_histories`.
 
     Parameters
     ----------
