@@ -16,29 +16,16 @@ The on-policy values sum_z pi(z) u_i(z) are left to the caller, which takes them
 ``returns @ pi`` as the numpy backend does (a BLAS product, whose summation order a loop cannot
 promise to repeat), so NashConv comes out bit for bit as with numpy (tests/test_kernels.py).
 
-All index arrays of a game are one int64 array (`pack`): a header of offsets, then the parts in
-the order of PARTS, then the floats; a call passes three arrays (the policy, that one, and
-working memory), since numba's dispatch costs about as much per argument as a Kuhn poker
-evaluation itself.
+All index arrays of a game are one int64 array (`labkit._nash_conv_native.pack`): a header of
+offsets, then the parts in the order of PARTS, then the floats; a call passes three arrays (the
+policy, that one, and working memory), since numba's dispatch costs about as much per argument
+as a Kuhn poker evaluation itself. Where it gives numpy's bits, the C extension of
+`labkit._nash_conv_native` runs these same loops, and the on-policy values, in one call.
 """
 import numpy as np
 
+from labkit._nash_conv_native import PARTS, pack  # noqa: F401  (the layout; numba-free for the C plan)
 from labkit.kernels import njit
-
-# the parts of the packed index array, in order (see labkit.evaluate._compiled_plan)
-PARTS = ("own_infoset", "own_parent_infoset", "own_parent_seq", "last_seq", "player_levels", "levels",
-         "slots", "infoset_start", "infoset_parent", "player_runs", "run_slot", "run_end", "term_others")
-
-
-def pack(num_players, num_terminals, parts, floats):
-    """One int64 array: [n, Z, offsets of the parts (len(PARTS) + 1)], the parts, then the bits of
-    the float64 array `floats` (the kernel reads them back as floats)."""
-    header = 2 + len(PARTS) + 1
-    sizes = [len(parts[name]) for name in PARTS]
-    offsets = header + np.concatenate(([0], np.cumsum(sizes)))
-    ints = [np.asarray(parts[name], dtype=np.int64) for name in PARTS]
-    return np.concatenate([[num_players, num_terminals], offsets] + ints +
-                          [np.ascontiguousarray(floats, dtype=np.float64).view(np.int64)]).astype(np.int64)
 
 
 @njit(inline=True)

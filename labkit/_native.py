@@ -12,7 +12,8 @@ labkit compile`` does it ahead of time) with ``-O2 -ffp-contract=off`` (no fused
 which would round once where numpy rounds twice) and cached under ``$LABKIT_CACHE_DIR`` (else
 ``$XDG_CACHE_HOME/labkit`` or ``~/.cache/labkit``; a temporary folder where those are not
 writable), its name carrying a hash of the source, the compiler and the flags.
-``LABKIT_NATIVE=0`` turns it off (numba's kernel is then used).
+``LABKIT_NATIVE=0`` turns it off (numba's kernel is then used), and with it the C NashConv of
+`labkit._nash_conv_native`.
 """
 from __future__ import annotations
 
@@ -50,18 +51,19 @@ def _compiler() -> str | None:
 
 
 
-def build() -> Path:
+def build(source: Path = SOURCE, flags: list[str] = FLAGS, stem: str = "labkit_cfr_kernel",
+          suffix: str = ".so") -> Path:
     """The path of the compiled library, compiling it first if it is not cached.
 
-    Raises RuntimeError (no compiler, or a failed compilation, quoted) or OSError."""
+    By default CFR's library; `labkit._nash_conv_native` builds its extension module with the
+    same function (its own source, flags, name and suffix). Raises RuntimeError (no compiler, or a
+    failed compilation, quoted) or OSError."""
     import hashlib       # here, not at the top: `import labkit` stays cheap
-    import subprocess
-    import tempfile
     compiler = _compiler()
     if compiler is None:
         raise RuntimeError("no C compiler (set CC, or install gcc)")
-    key = hashlib.sha256(SOURCE.read_bytes() + compiler.encode() + " ".join(FLAGS).encode()).hexdigest()[:16]
-    name = f"labkit_cfr_kernel_{key}.so"
+    key = hashlib.sha256(source.read_bytes() + compiler.encode() + " ".join(flags).encode()).hexdigest()[:16]
+    name = f"{stem}_{key}{suffix}"
     # the user's own cache, else a private folder (labkit._library_cache: a library is loaded and
     # run, so never from a folder another user could write to)
     target = home_folder() / name
@@ -70,17 +72,19 @@ def build() -> Path:
     target = library_folder() / name
     if target.is_file():
         return target
+    import subprocess    # only to compile: their imports cost more than loading a cached library
+    import tempfile
     start = time.perf_counter()
     # built beside the target and renamed: concurrent first uses never see half a file
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         partial = Path(scratch) / name
-        command = [compiler, *FLAGS, str(SOURCE), "-o", str(partial)]
+        command = [compiler, *flags, str(source), "-o", str(partial)]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
-            raise RuntimeError(f"compiling {SOURCE.name} failed:\n{' '.join(command)}\n{done.stderr[-2000:]}")
+            raise RuntimeError(f"compiling {source.name} failed:\n{' '.join(command)}\n{done.stderr[-2000:]}")
         os.replace(partial, target)
     if time.perf_counter() - start > 1.0:
-        print(f"labkit: compiled {SOURCE.name} in {time.perf_counter() - start:.1f} s (once for this "
+        print(f"labkit: compiled {source.name} in {time.perf_counter() - start:.1f} s (once for this "
               f"installation; cached in {target.parent})", file=sys.stderr, flush=True)
     return target
 

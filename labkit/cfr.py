@@ -97,6 +97,10 @@ class SequenceTree:
         self.order = self._row_order(game)
         self.rank = np.empty(I, dtype=np.int64)
         self.rank[self.order] = np.arange(I)
+        # extended index of every game sequence, shifted by one (entry 0 is the empty sequence, -1):
+        # `extended` is then one gather instead of a division and a remainder per sequence
+        self._extended_table = np.zeros(I * A + 1, dtype=np.int64)
+        self._extended_table[1:] = 1 + (self.rank[:, None] * A + np.arange(A)).reshape(-1)
         self.legal = game.legal_mask[self.order]
         self.uniform = uniform_rows(self.legal)
         self.player = game.infoset_player[self.order]
@@ -265,10 +269,7 @@ class SequenceTree:
         >>> sequence_tree(kuhn).extended([-1, kuhn.infoset_index("Q|p") * 2 + 1])
         array([0, 8])
         """
-        A = self.num_actions
-        game_seq = np.asarray(game_seq)
-        safe = np.maximum(game_seq, 0)
-        return np.where(game_seq >= 0, 1 + self.rank[safe // A] * A + safe % A, 0)
+        return self._extended_table[np.asarray(game_seq) + 1]
 
     def to_game_order(self, rows: np.ndarray) -> np.ndarray:
         """(I, ...) rows in internal order -> the game's infoset order.

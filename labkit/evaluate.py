@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
 
-from labkit import kernels
+from labkit import _nash_conv_native, kernels
 from labkit.policy import TabularPolicy, _own_depth_levels, infoset_own_reach, probability_array
 from labkit.tree import GameTree
 
@@ -624,17 +624,13 @@ def nash_conv(game: GameTree | str, policy: PolicyLike) -> float:
 def _nash_conv(game, probs):
     plan = game.__dict__.get("_compiled_plan")
     if plan is not None and kernels._current == "numba":
-        # the numba backend: one compiled pass; the on-policy values by the same BLAS product as below
-        index, on_policy, pool = plan
-        scratch = pool.pop() if pool else _scratch(game)         # one per thread at a time
-        out, prod, best = scratch
-        _KERNELS.best_response_values(probs, index, out)
-        values, on = best.tolist(), on_policy(prod).tolist()
-        pool.append(scratch)
-        total = 0.0
-        for p in range(len(values)):                             # sum(gains) below, in the same order
-            total += values[p] - on[p]
-        return total
+        # the compiled backend: one C call where the extension gives numpy's bits (it declines,
+        # with None, an array it cannot read as C-contiguous float64), else numba's pass
+        if plan[3] is not None:
+            value = _NATIVE.nash_conv(probs, plan[3])
+            if value is not None:
+                return value
+        return _numba_nash_conv(game, plan, probs)
     if kernels.backend() == "numba" and _worth_compiling(game):
         return _compiled_nash_conv(game, probs)
     start = time.process_time()
@@ -646,17 +642,39 @@ def _nash_conv(game, probs):
     return float(sum(gains))
 
 
-_KERNELS: Any = None             # labkit._evaluate_kernels, imported on the first compiled evaluation
-#: CPU seconds of numpy evaluations of one game after which the numba backend compiles its pass.
+def _numba_nash_conv(game, plan, probs):
+    """NashConv by numba's pass (`labkit._evaluate_kernels`); the on-policy values by the same BLAS
+    product as the numpy backend's."""
+    global _KERNELS
+    if _KERNELS is None:
+        _KERNELS = kernels.load("labkit._evaluate_kernels")     # says so if it must compile first
+    index, on_policy, pool, _ = plan
+    scratch = pool.pop() if pool else _scratch(game)         # one per thread at a time
+    out, prod, best = scratch
+    _KERNELS.best_response_values(probs, index, out)
+    values, on = best.tolist(), on_policy(prod).tolist()
+    pool.append(scratch)
+    total = 0.0
+    for p in range(len(values)):                             # sum(gains) of the numpy backend, in order
+        total += values[p] - on[p]
+    return total
+
+
+_KERNELS: Any = None             # labkit._evaluate_kernels, imported on the first numba evaluation
+_NATIVE: Any = None              # the C extension of labkit._nash_conv_native, once a plan uses it
+#: CPU seconds of numpy evaluations of one game after which the numba backend compiles its pass
+#: (where the C extension is not available: it loads in milliseconds and is used at once).
 #: Importing numba and loading its cached kernel cost about this much, once per process: a few
-#: evaluations of a small game (Kuhn poker: 60 us each) are cheaper in numpy. Both give the same bits.
+#: evaluations of a small game (Kuhn poker: 60 us each) are cheaper in numpy. All give the same bits.
 NUMPY_FIRST_SECONDS = 0.5
 
 
 def _worth_compiling(game):
-    """Whether the compiled pass pays: its kernel is loaded already, or numpy evaluations of this
-    game have cost `NUMPY_FIRST_SECONDS` so far."""
-    return _KERNELS is not None or game.__dict__.get("_numpy_nash_conv_seconds", 0.0) >= NUMPY_FIRST_SECONDS
+    """Whether the compiled pass pays: the C extension serves this game, numba's kernel is loaded
+    already, or numpy evaluations of this game have cost `NUMPY_FIRST_SECONDS` so far."""
+    if _KERNELS is not None or game.__dict__.get("_numpy_nash_conv_seconds", 0.0) >= NUMPY_FIRST_SECONDS:
+        return True
+    return game.num_players > 1 and len(game.terminals) > 1 and _nash_conv_native.module() is not None
 
 
 def _scratch(game):
@@ -668,15 +686,16 @@ def _scratch(game):
 
 def _compiled_nash_conv(game, probs):
     """First compiled evaluation of `game`: build and cache its plan, then evaluate."""
-    global _KERNELS
-    if _KERNELS is None:
-        _KERNELS = kernels.load("labkit._evaluate_kernels")     # says so if it must compile first
-    game.__dict__["_compiled_plan"] = _compiled_plan(game)
+    global _NATIVE
+    plan = game.__dict__["_compiled_plan"] = _compiled_plan(game)
+    if plan[3] is not None:
+        _NATIVE = _nash_conv_native.module()
     return _nash_conv(game, probs)
 
 
 def _compiled_plan(game):
-    """(packed arrays, on-policy values of pi, scratch pool) for `labkit._evaluate_kernels`."""
+    """(packed arrays, on-policy values of pi, scratch pool, the C extension's plan or None) for
+    `labkit._evaluate_kernels` and `labkit._nash_conv_native`."""
     t = _terminal_structure(game)
     n, Z = game.num_players, len(t.chance)
     own = _own_depth_levels(game)
@@ -722,9 +741,10 @@ def _compiled_plan(game):
     parts["term_others"] = np.concatenate(others)
     floats = np.concatenate([t.chance] + term_chance + term_payoff).astype(np.float64)
     returns = np.ascontiguousarray(t.returns, dtype=np.float64)
+    index = _nash_conv_native.pack(n, Z, parts, floats)
     # returns.dot(pi): numpy's BLAS product, the same bits as `returns @ pi` and cheaper to call;
     # scratch memory is taken from and given back to the list around each call (one per thread)
-    return _KERNELS.pack(n, Z, parts, floats), returns.dot, [_scratch(game)]
+    return index, returns.dot, [_scratch(game)], _nash_conv_native.plan(index, returns, game.legal_mask.shape)
 
 
 def exploitability(game: GameTree | str, policy: PolicyLike) -> float:

@@ -387,9 +387,12 @@ def compile_all() -> dict[str, str]:
     evaluate.NUMPY_FIRST_SECONDS = 0.0                   # the compiled pass from the first evaluation
     try:
         with using("numba"):
-            evaluate.nash_conv("kuhn_poker", uniform_policy("kuhn_poker"))
+            evaluate.nash_conv("kuhn_poker", uniform_policy("kuhn_poker"))   # C's extension where it builds
     finally:
         evaluate.NUMPY_FIRST_SECONDS = threshold
+    from labkit.games import load
+    kuhn = load("kuhn_poker")                            # numba's pass, for where C is not available
+    evaluate._numba_nash_conv(kuhn, evaluate._compiled_plan(kuhn), uniform_policy(kuhn).probs)
     _native.cfr_iterations()                             # CFR's C library (`labkit._native`), built once
     with using("numba"), _native.turned_off():          # numba's CFR kernel, for where C cannot be built
         CFR("kuhn_poker").run(1)

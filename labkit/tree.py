@@ -133,6 +133,13 @@ class GameTree:
         # own depth of each infoset in its player's sequence tree (parents come first in BFS)
         self.infoset_own_depth = _own_depths(self.infoset_parent_seq, A)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickled or copied tree leaves out the compiled evaluation's plan (it holds memory of
+        this process's C extension); the copy builds its own on its first evaluation."""
+        state = self.__dict__.copy()
+        state.pop("_compiled_plan", None)
+        return state
+
     # ----------------------------------------------------------------- lookups
     def infoset_index(self, key: str) -> int:
         """Index of the infoset with this readable key.

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import labkit as lk
-from labkit import _native, evaluate
+from labkit import _nash_conv_native, _native, evaluate
 from labkit.cfr import CFR, DCFR, CFRPlus
 from labkit.mccfr import MCCFR
 
@@ -244,7 +244,97 @@ def test_nash_conv_same_bits(games, game_name, monkeypatch):
             compiled = (lk.nash_conv(game, policy), lk.exploitability(game, policy),
                         lk.nash_conv(game, policy.probs.copy()))          # a raw array takes the same path
         assert_same_bits(np.array(expected + expected[:1]), np.array(compiled))
-    assert "_compiled_plan" in game.__dict__
+        # numba's pass, which serves where the C extension does not
+        numba_pass = evaluate._numba_nash_conv(game, game.__dict__["_compiled_plan"], policy.probs)
+        assert_same_bits(np.array(expected[:1]), np.array([numba_pass]))
+    plan = game.__dict__["_compiled_plan"]
+    assert (plan[3] is not None) == (_nash_conv_native.module() is not None)
+
+
+def _native_nash_conv_or_skip():
+    if _nash_conv_native.module() is None:
+        pytest.skip(f"the C NashConv is not available here: {_nash_conv_native._failed}")
+    return _nash_conv_native.module()
+
+
+@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker", "kuhn_poker(players=3)",
+                                       "goofspiel(num_cards=4,imp_info=True,points_order=descending)"])
+def test_the_c_nash_conv_is_numbas_pass_bit_for_bit(game_name):
+    """The C extension (labkit._nash_conv_native) against numba's pass and numpy, called directly on
+    policies with pure rows and unreached subtrees, on games of 2 and 3 players."""
+    native = _native_nash_conv_or_skip()
+    game = lk.games.load(game_name)
+    plan = evaluate._compiled_plan(game)
+    assert plan[3] is not None
+    rng = np.random.default_rng(5)
+    for k in range(6):
+        raw = rng.random(game.legal_mask.shape) * game.legal_mask
+        raw[rng.random(raw.shape) < 0.3 * (k % 2)] = 0.0
+        raw += game.legal_mask * (raw.sum(axis=1, keepdims=True) == 0)
+        probs = raw / raw.sum(axis=1, keepdims=True)
+        with lk.kernels.using("numpy"):
+            expected = lk.nash_conv(game, probs)
+        values = [native.nash_conv(probs, plan[3]), evaluate._numba_nash_conv(game, plan, probs)]
+        assert_same_bits(np.array([expected, expected]), np.array(values))
+
+
+def test_the_c_nash_conv_declines_arrays_it_cannot_read():
+    """An array that is not C-contiguous float64 of the policy's shape gets None from the extension,
+    and `lk.nash_conv` then takes numba's pass: the same number, whatever the caller passed."""
+    native = _native_nash_conv_or_skip()
+    game = lk.games.load("kuhn_poker")
+    plan = evaluate._compiled_plan(game)
+    probs = lk.uniform_policy(game).probs
+    assert native.nash_conv(probs, plan[3]) == pytest.approx(11 / 12)
+    for odd in (probs.astype(np.float32), np.asfortranarray(np.tile(probs, (1, 2)))[:, :2], probs[:-1],
+                probs.reshape(-1), probs.tolist(), "probs"):
+        assert native.nash_conv(odd, plan[3]) is None
+    with pytest.raises(TypeError):
+        native.nash_conv(probs)
+    with pytest.raises(ValueError):
+        native.nash_conv(probs, "not a plan")
+    policy = lk.uniform_policy(game)
+    policy.probs = probs.astype(np.float32)                   # a checked policy whose array was replaced
+    with lk.kernels.using("numba"):
+        assert lk.nash_conv(game, policy) == pytest.approx(11 / 12)
+
+
+def test_the_c_nash_conv_plan_checks_its_arrays():
+    native = _native_nash_conv_or_skip()
+    game = lk.games.load("kuhn_poker")
+    index, returns = evaluate._compiled_plan(game)[0], evaluate._terminal_structure(game).returns
+    I, A = game.legal_mask.shape
+    with pytest.raises(ValueError, match="work must be"):
+        native.plan(index, np.empty(3), returns, I, A, _nash_conv_native._gemv)
+    for bad_index in (index[:5], np.zeros(0, dtype=np.int64)):
+        with pytest.raises(ValueError, match="packed NashConv index"):
+            native.plan(bad_index, np.empty(3), returns, I, A, _nash_conv_native._gemv)
+    with pytest.raises(ValueError, match="index must be"):
+        native.plan(index.astype(np.float64), np.empty(3), returns, I, A, _nash_conv_native._gemv)
+    with pytest.raises(ValueError, match="returns must be"):
+        size = len(game.terminals) + 2 + I + 2 * (I * A + 1) + 2
+        native.plan(index, np.empty(size), returns[:1], I, A, _nash_conv_native._gemv)
+
+
+def test_the_blas_routine_is_numpys_dot():
+    """The routine the extension calls for the on-policy values gives numpy's ``dot`` bits on
+    products it was not checked on when loaded (odd sizes, zeros, signed zeros, infinities)."""
+    native = _native_nash_conv_or_skip()
+    rng = np.random.default_rng(9)
+    for m, n in [(2, 5), (2, 17), (3, 64), (2, 1001), (5, 333)]:
+        matrix, vector = rng.standard_normal((m, n)), rng.random(n)
+        vector[rng.random(n) < 0.2] = 0.0
+        matrix[0, : n // 3] = -0.0
+        assert native.gemv(_nash_conv_native._gemv, matrix, vector, m, n) == matrix.dot(vector).tolist()
+    assert not _nash_conv_native._same_as_numpy(_FakeBlas(), 0)
+
+
+class _FakeBlas:
+    """A module whose gemv rounds differently from numpy's dot."""
+
+    @staticmethod
+    def gemv(address, matrix, vector, m, n):
+        return [float(sum(row * vector)) + 1e-300 for row in matrix]
 
 
 def test_one_player_nash_conv_same_bits(monkeypatch):
@@ -293,13 +383,30 @@ def test_nash_conv_stays_in_numpy_until_it_has_cost_the_numba_load(monkeypatch):
     policy = lk.uniform_policy(game)
     monkeypatch.setattr(evaluate, "_KERNELS", None)                    # as in a fresh process
     monkeypatch.setattr(evaluate, "NUMPY_FIRST_SECONDS", float("inf"))
-    with lk.kernels.using("numba"):
+    with lk.kernels.using("numba"):                                   # one player: the C extension does not serve it
         first = lk.nash_conv(game, policy)
         assert "_compiled_plan" not in game.__dict__ and "_numpy_nash_conv_seconds" in game.__dict__
         monkeypatch.setattr(evaluate, "NUMPY_FIRST_SECONDS", game.__dict__["_numpy_nash_conv_seconds"])
         second = lk.nash_conv(game, policy)
     assert "_compiled_plan" in game.__dict__
     assert_same_bits(np.array([first]), np.array([second]))
+
+
+def test_nash_conv_is_compiled_from_the_first_call_where_c_serves_the_game(monkeypatch):
+    """The C extension loads in milliseconds: with it, the first evaluation of a two-player game is
+    already compiled (numba is not needed); with LABKIT_NATIVE=0 the numpy-first rule holds."""
+    _native_nash_conv_or_skip()
+    monkeypatch.setattr(evaluate, "_KERNELS", None)
+    monkeypatch.setattr(evaluate, "NUMPY_FIRST_SECONDS", float("inf"))
+    with lk.kernels.using("numba"):
+        game = lk.games.load("kuhn_poker(players=3)")
+        game.__dict__.pop("_compiled_plan", None)
+        game.__dict__.pop("_numpy_nash_conv_seconds", None)
+        with _native.turned_off():
+            lk.nash_conv(game, lk.uniform_policy(game))
+            assert "_compiled_plan" not in game.__dict__
+        lk.nash_conv(game, lk.uniform_policy(game))
+        assert game.__dict__["_compiled_plan"][3] is not None and evaluate._KERNELS is None
 
 
 def test_the_c_kernel_refuses_arrays_it_cannot_read():
@@ -328,3 +435,18 @@ def test_a_small_cfr_table_does_not_import_numba():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                           env={k: v for k, v in os.environ.items() if k not in ("LABKIT_KERNELS", "LABKIT_NATIVE")})
     assert done.stdout.splitlines()[-1] == "numba []", done.stdout + done.stderr
+
+
+def test_a_game_evaluated_by_the_compiled_pass_can_be_pickled_and_copied():
+    """The plan of the compiled evaluation (with the C extension's memory) stays in its process:
+    a pickled or deep-copied game leaves it out and builds its own, with the same bits."""
+    import copy
+    import pickle
+
+    game = lk.games.load("kuhn_poker(players=3)")
+    policy = lk.uniform_policy(game)
+    with lk.kernels.using("numba"):
+        value = lk.nash_conv(game, policy)
+        for other in (pickle.loads(pickle.dumps(game)), copy.deepcopy(game)):
+            assert "_compiled_plan" not in other.__dict__
+            assert_same_bits(np.array([value]), np.array([lk.nash_conv(other, lk.uniform_policy(other))]))

@@ -7,8 +7,11 @@ A game definition is an object with
     num_distinct_actions      actions are the integers 0 .. num_distinct_actions - 1
     initial_state()           the root state
     action_name(action)       a short readable name (optional)
+    action_names()            every action's name at once (optional, else action_name per action)
     count_histories(limit)    the exact number of histories, or any number above `limit` as soon as
                               the count passes it (optional: the size guard estimates otherwise)
+    walk_states()             (root state, name of the states' infoset-key method) for the walk, when
+                              it may use another library's states as they are (optional)
 
 and its states answer
 
@@ -27,7 +30,8 @@ use the same string.
 Size guard: before walking, `compile_game` takes the number of histories from the definition's
 ``count_histories(limit)`` if it has one (labkit's own games count theirs from their parameters or
 from one deal's betting tree, and stop counting as soon as the count passes the limit), and
-otherwise estimates it from random playouts (`estimate_histories`); a tree above `max_histories`
+otherwise counts a small tree exactly (up to `SMALL_TREE` histories, `count_histories_up_to`) or
+estimates a larger one from random playouts (`estimate_histories`); a tree above `max_histories`
 is refused with a GameError naming the count or the estimate and the limit, and the walk itself
 stops at the limit. The default, DEFAULT_MAX_HISTORIES = 20 million, is sized for a 24 GB machine:
 compiling costs about 0.5 KB per history at its peak (3-player Leduc, 1.8 M histories, peaks near
@@ -35,7 +39,6 @@ compiling costs about 0.5 KB per history at its peak (3-player Leduc, 1.8 M hist
 """
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -249,8 +252,9 @@ def estimate_histories(definition: GameDefinition, samples: int = 200, seed: int
     """
     rng = np.random.default_rng(seed)
     total = 0.0
+    root = _walk_root(definition)[0]
     for _ in range(samples):
-        state, width, size = definition.initial_state(), 1.0, 1.0
+        state, width, size = root, 1.0, 1.0
         while True:
             p = state.current_player()
             if p == TERMINAL:
@@ -314,6 +318,45 @@ def count_histories_chance_blind(definition: GameDefinition, limit: int | None =
     return total
 
 
+#: Trees of up to this many histories are counted exactly by the size guard (`check_size`): about
+#: the states its 200 random playouts visit in a game of depth 4.
+SMALL_TREE = 800
+
+
+def count_histories_up_to(definition: GameDefinition, budget: int) -> int | None:
+    """The exact number of histories if it is at most `budget`, else None (after visiting at
+    most `budget` + 1 states).
+
+    Parameters
+    ----------
+    definition : GameDefinition
+    budget : int
+
+    Returns
+    -------
+    int or None
+
+    Examples
+    --------
+    >>> from labkit.games import KuhnPoker
+    >>> count_histories_up_to(KuhnPoker(), 100), count_histories_up_to(KuhnPoker(), 50)
+    (58, None)
+    """
+    count = 0
+    stack = [_walk_root(definition)[0]]
+    while stack:
+        state = stack.pop()
+        count += 1
+        if count > budget:
+            return None
+        p = state.current_player()
+        if p == TERMINAL:
+            continue
+        moves = [a for a, _ in state.chance_outcomes()] if p == CHANCE else state.legal_actions()
+        stack.extend(state.child(a) for a in moves)
+    return count
+
+
 def _counts_with_limit(counter: Any) -> bool:
     """Whether a definition's ``count_histories`` takes the `limit` argument."""
     import inspect
@@ -329,7 +372,8 @@ def check_size(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HIST
 
     The count comes from ``definition.count_histories(limit=max_histories)`` when the definition
     has that method (a count that stops once it passes the limit), else from
-    ``count_histories()``, else from `estimate_histories`.
+    ``count_histories()``, else from an exact count of up to `SMALL_TREE` histories
+    (`count_histories_up_to`), else from `estimate_histories`.
 
     Parameters
     ----------
@@ -364,8 +408,10 @@ def check_size(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HIST
         raise TypeError(f"max_histories must be a positive integer, got {max_histories!r}")
     counter = getattr(definition, "count_histories", None)
     if counter is None:
-        size: float = estimate_histories(definition)
-        how = "estimated"
+        # a small tree is counted exactly, for less than the playouts would cost
+        small = count_histories_up_to(definition, SMALL_TREE)
+        size: float = estimate_histories(definition) if small is None else small
+        how = "estimated" if small is None else "counted"
     elif _counts_with_limit(counter):
         size = counter(limit=int(max_histories))
         how = "counted"
@@ -434,104 +480,141 @@ def compile_game(definition: GameDefinition, max_histories: int = DEFAULT_MAX_HI
         return cast(GameTree, compile_fast())
     num_players = int(definition.num_players)
     num_actions = int(definition.num_distinct_actions)
-    parent: list[int] = []
-    action: list[int] = []
+    name = getattr(definition, "name", type(definition).__name__)
+    # the histories, numbered breadth first: a level's children are made in the order its
+    # histories are visited, so the lists below are appended in history order
+    parent: list[int] = [-1]
+    action: list[int] = [-1]
+    edge_prob: list[float] = [1.0]
     player: list[int] = []
-    depth: list[int] = []
-    edge_prob: list[float] = []
-    returns_rows: dict[int, np.ndarray] = {}
+    sizes: list[int] = []
+    terminal_rows: list[int] = []
+    terminal_returns: list[Any] = []
     infoset_of_history: list[int] = []
     infoset_index: dict[tuple[int, str], int] = {}
     infoset_keys: list[str] = []
     infoset_player: list[int] = []
     infoset_legal: list[tuple[int, ...]] = []
-    # the player's own last (infoset, action) before each history, per player: perfect recall check
-    own_last: list[tuple[int, ...]] = []
-    infoset_parent_seq: list[int] = []
 
-    queue = deque([(definition.initial_state(), -1, -1, 1.0, 0, (-1,) * num_players)])
-    while queue:
-        state, par, act, prob, d, last = queue.popleft()
-        h = len(parent)
-        if h >= max_histories:
-            raise GameError(f"{getattr(definition, 'name', type(definition).__name__)} has more than "
-                            f"max_histories={max_histories:,} histories (its estimate was lower); "
-                            "pass a larger max_histories if the machine has the memory")
-        parent.append(par)
-        action.append(act)
-        depth.append(d)
-        edge_prob.append(prob)
-        own_last.append(last)
-        p = state.current_player()
-        player.append(p)
-        if p == TERMINAL:
-            infoset_of_history.append(-1)
-            returns_rows[h] = np.asarray(state.returns(), dtype=float)
-            continue
-        if p == CHANCE:
-            infoset_of_history.append(-1)
-            outcomes = list(state.chance_outcomes())
-            total = sum(q for _, q in outcomes)
-            if abs(total - 1.0) > 1e-9:
-                raise GameError(f"chance outcomes at depth {d} sum to {total}, not 1")
-            for a, q in sorted(outcomes):
-                queue.append((state.child(a), h, a, float(q), d + 1, last))
-            continue
-        if not 0 <= p < num_players:
-            raise GameError(f"current_player() returned {p}; expected 0..{num_players - 1}, CHANCE or TERMINAL")
-        key = state.infoset_key()
-        legal = tuple(sorted(state.legal_actions()))
-        if not legal or legal[0] < 0 or legal[-1] >= num_actions:
-            raise GameError(f"infoset {key!r}: legal actions {legal} are not within 0..{num_actions - 1}")
-        index = infoset_index.get((p, key))
-        if index is None:
-            index = infoset_index[(p, key)] = len(infoset_keys)
-            infoset_keys.append(key)
-            infoset_player.append(p)
-            infoset_legal.append(legal)
-            infoset_parent_seq.append(last[p])
-        else:
-            if infoset_legal[index] != legal:
-                raise GameError(f"infoset {key!r} has inconsistent legal actions: "
-                                f"{infoset_legal[index]} in one history, {legal} in another")
-            if infoset_parent_seq[index] != last[p]:
-                raise GameError(f"infoset {key!r} breaks perfect recall: its histories differ in "
-                                f"player {p}'s own earlier information sets or actions")
-        infoset_of_history.append(index)
-        for a in legal:
-            new_last = last[:p] + (index * num_actions + a,) + last[p + 1:]
-            queue.append((state.child(a), h, a, 1.0, d + 1, new_last))
+    # a definition may hand the walk its own library's states and the name of their key method,
+    # sparing a wrapper object per state (the OpenSpiel adapter: pyspiel states)
+    root, key_method = _walk_root(definition)
+    level = [root]
+    h = 0
+    while level:
+        sizes.append(len(level))
+        below: list[Any] = []
+        for state in level:
+            p = state.current_player()
+            player.append(p)
+            if p == TERMINAL:
+                infoset_of_history.append(-1)
+                terminal_rows.append(h)
+                terminal_returns.append(state.returns())
+            elif p == CHANCE:
+                infoset_of_history.append(-1)
+                outcomes = list(state.chance_outcomes())
+                total = sum(q for _, q in outcomes)
+                if abs(total - 1.0) > 1e-9:
+                    raise GameError(f"chance outcomes at depth {len(sizes) - 1} sum to {total}, not 1")
+                for a, q in sorted(outcomes):
+                    below.append(state.child(a))
+                    parent.append(h)
+                    action.append(a)
+                    edge_prob.append(float(q))
+            else:
+                if not 0 <= p < num_players:
+                    raise GameError(f"current_player() returned {p}; expected 0..{num_players - 1}, CHANCE or TERMINAL")
+                key = getattr(state, key_method)()
+                legal = tuple(sorted(state.legal_actions()))
+                if not legal or legal[0] < 0 or legal[-1] >= num_actions:
+                    raise GameError(f"infoset {key!r}: legal actions {legal} are not within 0..{num_actions - 1}")
+                index = infoset_index.get((p, key))
+                if index is None:
+                    index = infoset_index[(p, key)] = len(infoset_keys)
+                    infoset_keys.append(key)
+                    infoset_player.append(p)
+                    infoset_legal.append(legal)
+                elif infoset_legal[index] != legal:
+                    raise GameError(f"infoset {key!r} has inconsistent legal actions: "
+                                    f"{infoset_legal[index]} in one history, {legal} in another")
+                infoset_of_history.append(index)
+                below += [state.child(a) for a in legal]
+                parent += [h] * len(legal)
+                action += legal
+                edge_prob += [1.0] * len(legal)
+            h += 1
+            if len(parent) > max_histories:
+                raise GameError(f"{name} has more than max_histories={max_histories:,} histories (its estimate "
+                                "was lower); pass a larger max_histories if the machine has the memory")
+        level = below
 
-    infoset_keys = _distinct_keys(infoset_keys, infoset_player)
     num_histories = len(parent)
+    parent_array = np.asarray(parent, dtype=np.int64)
+    action_array = np.asarray(action, dtype=np.int64)
+    player_array = np.asarray(player, dtype=np.int64)
+    infoset = np.asarray(infoset_of_history, dtype=np.int64)
+    # each player's last own sequence before every history, and perfect recall: every history of an
+    # infoset has its first history's (the first in breadth-first order that breaks it is named)
+    own_last = _own_last_sequences(parent_array, action_array, player_array, infoset, sizes, num_players,
+                                   num_actions)
+    decision = np.flatnonzero(infoset >= 0)
+    first_history = decision[np.unique(infoset[decision], return_index=True)[1]]   # infosets number in that order
+    infoset_player_array = np.asarray(infoset_player, dtype=np.int64)
+    infoset_parent_seq = own_last[first_history, infoset_player_array]
+    broken = own_last[decision, player_array[decision]] != infoset_parent_seq[infoset[decision]]
+    if broken.any():
+        h = int(decision[np.argmax(broken)])
+        raise GameError(f"infoset {infoset_keys[infoset[h]]!r} breaks perfect recall: its histories differ in "
+                        f"player {player[h]}'s own earlier information sets or actions")
+    infoset_keys = _distinct_keys(infoset_keys, infoset_player)
     returns = np.zeros((num_histories, num_players))
-    for h, row in returns_rows.items():
-        if row.shape != (num_players,):
-            raise GameError(f"returns() gave {row.shape[0]} values for {num_players} players")
-        returns[h] = row
+    returns[terminal_rows] = _returns_table(terminal_returns, num_players)
     legal_mask = np.zeros((len(infoset_keys), num_actions), dtype=bool)
     for i, legal in enumerate(infoset_legal):
         legal_mask[i, list(legal)] = True
-    action_names = [_action_name(definition, a) for a in range(num_actions)]
+    names = getattr(definition, "action_names", None)          # all at once, where a definition can
+    action_names = list(names()) if callable(names) else [_action_name(definition, a) for a in range(num_actions)]
     return GameTree(
-        name=getattr(definition, "name", type(definition).__name__),
+        name=name,
         num_players=num_players,
         num_actions=num_actions,
-        parent=np.asarray(parent, dtype=np.int64),
-        action=np.asarray(action, dtype=np.int64),
-        player=np.asarray(player, dtype=np.int64),
-        depth=np.asarray(depth, dtype=np.int64),
-        infoset=np.asarray(infoset_of_history, dtype=np.int64),
+        parent=parent_array,
+        action=action_array,
+        player=player_array,
+        depth=np.repeat(np.arange(len(sizes), dtype=np.int64), sizes),
+        infoset=infoset,
         chance_prob=np.asarray(edge_prob, dtype=float),
         returns=returns,
         infoset_keys=infoset_keys,
-        infoset_player=np.asarray(infoset_player, dtype=np.int64),
+        infoset_player=infoset_player_array,
         legal_mask=legal_mask,
-        infoset_parent_seq=np.asarray(infoset_parent_seq, dtype=np.int64),
-        own_last_seq=np.asarray(own_last, dtype=np.int64).reshape(num_histories, num_players),
+        infoset_parent_seq=infoset_parent_seq,
+        own_last_seq=own_last,
         action_names=action_names,
         definition=definition,
     )
+
+
+def _walk_root(definition: Any) -> tuple[Any, str]:
+    """(root state, name of its infoset-key method): the definition's `walk_states()` if it has one."""
+    walk_states = getattr(definition, "walk_states", None)
+    return walk_states() if walk_states is not None else (definition.initial_state(), "infoset_key")
+
+
+def _returns_table(rows: list[Any], num_players: int) -> np.ndarray:
+    """(Z, n) float array of the terminals' `returns()`, one conversion for all when every row has
+    n numbers; GameError naming the first row that does not."""
+    try:
+        table = np.array(rows, dtype=float)
+    except (TypeError, ValueError):          # ragged rows, or something that is not a number
+        table = None
+    if table is None or table.shape != (len(rows), num_players):
+        for row in rows:
+            values = np.asarray(row, dtype=float)
+            if values.shape != (num_players,):
+                raise GameError(f"returns() gave {values.size} values for {num_players} players")
+    return table
 
 
 def _compiled_by_levels() -> tuple[type, ...]:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from labkit.games.goofspiel import Goofspiel
 
 _CODE_LIMIT = 2 ** 62
+_FEW_ROWS = 64                                      # `_keys` writes levels of up to this many infosets key by key
 
 
 def _extend(code: np.ndarray, value: np.ndarray | int, base: int) -> np.ndarray:
@@ -238,6 +239,9 @@ def _keys(game: Goofspiel, parent: np.ndarray, action: np.ndarray, depth: np.nda
             h = parent[h]
         p, r = plan[d]
         kinds = plan[:d]
+        if len(rows) <= _FEW_ROWS:                  # a few keys: written one by one, without the arrays below
+            keys += [_key(game, row, p, r, kinds) for row in path.tolist()]
+            continue
         if game.points_order == "random":
             prizes = path[:, [j for j, (q, _) in enumerate(kinds) if q == CHANCE]]
         else:
@@ -254,6 +258,24 @@ def _keys(game: Goofspiel, parent: np.ndarray, action: np.ndarray, depth: np.nda
             bid_text = _texts(bids.reshape(len(rows), -1) + 1, partial(_all_bids_text, players=n))
         keys += [f"P{p} | prizes {a} | {b} | won {c}" for a, b, c in zip(prize_text, bid_text, won_text, strict=True)]
     return keys
+
+
+def _key(game: Goofspiel, path: list[int], p: int, r: int, kinds: list[tuple[int, int]]) -> str:
+    """`GoofspielState.infoset_key` of player p in round r after the moves `path` (one infoset of
+    `_keys`, in plain Python: the same parts, written the same way)."""
+    if game.points_order == "random":
+        prizes = [path[j] for j, (q, _) in enumerate(kinds) if q == CHANCE]
+    else:
+        prizes = [_fixed_prize(game, j) for j in range(r + 1)]
+    # bids[s]: the bids of the finished round s, player after player
+    bids = [[path[j] for j, (q, s) in enumerate(kinds) if q >= 0 and s == round_] for round_ in range(r)]
+    winners = [row.index(max(row)) if row.count(max(row)) == 1 else -1 for row in bids]
+    if game.imp_info:
+        bid_text = "my bids " + (",".join(str(row[p] + 1) for row in bids) or "-")
+    else:
+        bid_text = _all_bids_text([b + 1 for row in bids for b in row], players=game.num_players)
+    won_text = ",".join("tie" if w < 0 else f"P{w}" for w in winners) or "-"
+    return f"P{p} | prizes {','.join(str(x + 1) for x in prizes)} | {bid_text} | won {won_text}"
 
 
 def _all_bids_text(row: list[int], players: int) -> str:

@@ -53,7 +53,7 @@ def captured_stderr() -> Iterator[list[str]]:
     ['from C++']
     """
     captured: list[str] = []
-    with tempfile.TemporaryFile(mode="w+b") as sink:
+    with _sink() as sink:
         try:
             saved = os.dup(2)
         except OSError:                  # pragma: no cover - no stderr descriptor at all
@@ -67,6 +67,17 @@ def captured_stderr() -> Iterator[list[str]]:
             os.close(saved)
             sink.seek(0)
             captured.append(sink.read().decode(errors="replace"))
+
+
+def _sink() -> Any:
+    """A file for the captured output: in memory where the system has memfd_create (Linux), which
+    costs far less than a temporary file on disk, else a temporary file."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return os.fdopen(os.memfd_create("labkit-openspiel-stderr"), "w+b")
+        except OSError:
+            pass
+    return tempfile.TemporaryFile(mode="w+b")
 
 
 def load_openspiel_game(game: str | pyspiel.Game) -> pyspiel.Game:
@@ -152,6 +163,22 @@ class OpenSpielDefinition:
         """
         return OpenSpielState(self._root)
 
+    def walk_states(self) -> tuple[pyspiel.State, str]:
+        """The root as a pyspiel state and the name of its infoset-key method: `compile_game`
+        walks pyspiel's states as they are, without an `OpenSpielState` around each.
+
+        Returns
+        -------
+        (pyspiel.State, str)
+
+        Examples
+        --------
+        >>> root, key_method = OpenSpielDefinition("kuhn_poker").walk_states()
+        >>> getattr(root.child(0).child(1), key_method)()
+        '0'
+        """
+        return self._root, "information_state_string"
+
     def action_name(self, a: int) -> str:
         """OpenSpiel's name of action a at the root, for the first player it is valid for (some
         games name actions only for one player or in context; then the id).
@@ -169,13 +196,31 @@ class OpenSpielDefinition:
         >>> OpenSpielDefinition("kuhn_poker").action_name(1)
         'Bet'
         """
-        pyspiel = _pyspiel()
         with captured_stderr():
-            for player in range(self.num_players):
-                try:
-                    return self._root.action_to_string(player, a)
-                except pyspiel.SpielError:
-                    continue
+            return self._action_name(a)
+
+    def action_names(self) -> list[str]:
+        """`action_name` of every action, with OpenSpiel's error output captured once for all.
+
+        Returns
+        -------
+        list of str
+
+        Examples
+        --------
+        >>> OpenSpielDefinition("leduc_poker").action_names()
+        ['Fold', 'Call', 'Raise']
+        """
+        with captured_stderr():
+            return [self._action_name(a) for a in range(self.num_distinct_actions)]
+
+    def _action_name(self, a: int) -> str:
+        pyspiel = _pyspiel()
+        for player in range(self.num_players):
+            try:
+                return self._root.action_to_string(player, a)
+            except pyspiel.SpielError:
+                continue
         return str(a)
 
 
