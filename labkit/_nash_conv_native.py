@@ -44,8 +44,9 @@ def pack(num_players: int, num_terminals: int, parts: dict[str, Any], floats: np
     sizes = [len(parts[name]) for name in PARTS]
     offsets = header + np.concatenate(([0], np.cumsum(sizes)))
     ints = [np.asarray(parts[name], dtype=np.int64) for name in PARTS]
-    return np.concatenate([[num_players, num_terminals], offsets] + ints +
-                          [np.ascontiguousarray(floats, dtype=np.float64).view(np.int64)]).astype(np.int64)
+    pieces: list[np.ndarray] = [np.array([num_players, num_terminals], dtype=np.int64), offsets.astype(np.int64),
+                                *ints, np.ascontiguousarray(floats, dtype=np.float64).view(np.int64)]
+    return np.concatenate(pieces).astype(np.int64)
 
 
 def numpy_dgemv() -> int | None:
@@ -106,6 +107,8 @@ def module() -> Any:
                                  sysconfig.get_config_var("EXT_SUFFIX") or ".so")
             loader = importlib.machinery.ExtensionFileLoader("labkit_nash_conv", str(path))
             spec = importlib.util.spec_from_file_location("labkit_nash_conv", path, loader=loader)
+            if spec is None:
+                raise ImportError(f"no module spec for {path}")
             loaded = importlib.util.module_from_spec(spec)
             loader.exec_module(loaded)
         except (OSError, RuntimeError, ImportError) as err:

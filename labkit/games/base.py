@@ -614,6 +614,7 @@ def _returns_table(rows: list[Any], num_players: int) -> np.ndarray:
             values = np.asarray(row, dtype=float)
             if values.shape != (num_players,):
                 raise GameError(f"returns() gave {values.size} values for {num_players} players")
+    assert table is not None                # every row has n numbers, so the conversion worked
     return table
 
 
