@@ -210,16 +210,17 @@ def history_values(policy):
     edge = edge_probabilities(policy)
     V = returns.copy()
     for lv in reversed(levels[1:]):
-        p = parent[lv]                  # sorted, all in the level above: p[0] ... p[-1]
+        p = parent[lv]              # sorted, all in the level above: p[0] ... p[-1]
         weighted = edge[lv, None] * V[lv]
-        for k in (0, 1):                # np.bincount adds up equal indices, as np.add.at does, faster
+        for k in (0, 1):            # np.bincount adds up equal indices, like np.add.at
             V[p[0]:p[-1] + 1, k] += np.bincount(p - p[0], weights=weighted[:, k])
     return V
 
 
 decisions = np.flatnonzero(decision_edge)           # the edges chosen by a player
-# the entry (I, a) of a (936, 3) table that each decision edge adds to, as one flat index
-cell_of_decision = np.ravel_multi_index((chosen_at[decisions], action[decisions]), legal.shape)
+# the entry (I, a) of a (936, 3) table that each decision edge adds to, as a flat index
+cell_of_decision = np.ravel_multi_index((chosen_at[decisions], action[decisions]),
+                                        legal.shape)
 
 
 def counterfactual_values(policy):
@@ -424,7 +425,8 @@ samples = np.array([dense(outcome_sampling_regrets(policy, 0, u)) for u in strea
 direction = exact / np.linalg.norm(exact)
 along = (samples * direction).sum(axis=(1, 2))
 z = (along.mean() - (exact * direction).sum()) / (along.std() / np.sqrt(len(along)))
-print(f"mean of {len(streams):,} estimates along the exact regrets: {z:+.2f} standard errors off")
+print(f"mean of {len(streams):,} estimates along the exact regrets: "
+      f"{z:+.2f} standard errors off")
 '''
 
 EXTERNAL_TEMPLATE = '''
@@ -535,7 +537,7 @@ curves = {}     # method -> (histories touched, NashConv), histories increasing
 CURVES_SOLUTION = '''
 import warnings
 
-grid = np.unique(np.round(np.logspace(0, np.log10(300), 11)).astype(int))       # 1 ... 300
+grid = np.unique(np.round(np.logspace(0, np.log10(300), 11)).astype(int))   # 1 ... 300
 
 
 def on_grid(averages, cost, grid):
