@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_lab15_class.py                  # 1 and 5 copies of the worked solution
     .venv/bin/python benchmarks/bench_lab15_class.py --copies 9 --workers 2
     .venv/bin/python benchmarks/bench_lab15_class.py --baseline OLD.ipynb    # against another notebook, same run
+    .venv/bin/python benchmarks/bench_lab15_class.py --cells                 # where the time goes, cell by cell
 
 Issue 22 asks that 300 Lab 15 notebooks be graded on two idle cores within an hour: at most
 2 x 3,600 / 300 = 24 CPU seconds per notebook, everything included. This script grades one copy
@@ -79,6 +80,43 @@ def grade_copies(copies: int, workers: int, baseline: str | None = None) -> dict
             "per_sandbox": [round(s, 1) for s in ours], "baseline": [round(s, 1) for s in theirs]}
 
 
+def cell_by_cell() -> None:
+    """Each cell's CPU seconds (`CellRun.cpu`) when the worked solution's grading job runs through
+    the driver's own loop in this process, unsandboxed: where a notebook's time goes."""
+    from labkit.grading import grader, runner
+    from labkit.grading.driver import run_job
+    from labkit.grading.intake import take_in
+    from labkit.grading.material import load
+    from labkit.grading.notebooks import Submission, graded_cells
+    material = load(ROOT / "instructor")
+    exercise = material.EXERCISES["L15"]
+    intake = take_in(SOLUTION, "bench", material.EXERCISES)
+    plan = graded_cells(exercise, Submission("L15", intake.answers, intake.written))
+    specs = {p: material.spec_for(p) for p in exercise.parts}
+    job, _ = grader.build_job(plan, specs, 600.0, 3600.0, grader._encoded_specs(exercise, specs))
+    seconds, original = [], runner.KernelRun.run
+
+    def timed(self, source, timeout=None, wall_factor=1.0):
+        result = original(self, source, timeout, wall_factor)
+        seconds.append(result.cpu)
+        return result
+
+    class Events:
+        def send(self, **event):
+            pass
+
+    runner.KernelRun.run = timed
+    try:
+        with tempfile.TemporaryDirectory() as work:
+            run_job(job, Events(), work)
+    finally:
+        runner.KernelRun.run = original
+    roles = ["seal"] + [role if part is None else f"{role} {part}" for role, part, _ in plan]
+    for role, cpu in zip(roles, seconds, strict=False):
+        print(f"{cpu:7.2f} CPU-s  {role}")
+    print(f"{sum(seconds):7.2f} CPU-s  in all")
+
+
 def fresh_run(copies: int, workers: int, baseline: str | None = None) -> dict:
     """`grade_copies` in a fresh interpreter: each run imports the material and computes labkit's
     references itself, as a real run does."""
@@ -98,8 +136,13 @@ def main(argv=None):
                         help="another Lab 15 notebook (an earlier worked solution, say) graded in the same "
                              "runs, one copy beside each copy of the solution: prints the ratio of their sandboxes' "
                              "CPU seconds, which the machine's speed of the moment cancels out of")
+    parser.add_argument("--cells", action="store_true",
+                        help="instead: each cell's CPU seconds, the worked solution run through the driver's loop")
     parser.add_argument("--one-run", type=int, metavar="N", help=argparse.SUPPRESS)   # internal: one run, as JSON
     args = parser.parse_args(argv)
+    if args.cells:
+        cell_by_cell()
+        return
     if args.one_run:
         print(json.dumps(grade_copies(args.one_run, args.workers, args.baseline)))
         return
