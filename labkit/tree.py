@@ -134,11 +134,11 @@ class GameTree:
         self.infoset_own_depth = _own_depths(self.infoset_parent_seq, A)
 
     def __getstate__(self) -> dict[str, Any]:
-        """A pickled or copied tree leaves out the compiled evaluation's plan (it holds memory of
-        this process's C extension); the copy builds its own on its first evaluation."""
-        state = self.__dict__.copy()
-        state.pop("_compiled_plan", None)
-        return state
+        """A pickled or copied tree keeps its arrays and leaves out what labkit caches on it (the
+        attributes whose names start with "_", except the key index): the compiled evaluation's
+        plan holds memory of this process's C extension, and other caches hold local functions,
+        which cannot be pickled. The copy builds each again on first use."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_") or k == "_key_index"}
 
     # ----------------------------------------------------------------- lookups
     def infoset_index(self, key: str) -> int:

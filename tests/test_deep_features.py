@@ -132,3 +132,17 @@ def test_docstring_examples_run():
     from labkit.deep import networks as module_networks, nfsp
     for module in (module_networks, nfsp):
         assert doctest.testmod(module, verbose=False).failed == 0
+
+
+def test_a_game_with_its_features_computed_can_still_be_pickled_and_copied():
+    # the features are cached on the game with local functions, which pickle cannot write; a
+    # pickled or copied game leaves labkit's caches out and builds them again
+    import copy
+    import pickle
+    game = lk.games.load("kuhn_poker(players=3)")
+    features = deep.infoset_features(game)
+    for other in (pickle.loads(pickle.dumps(game)), copy.deepcopy(game)):
+        assert "_deep_features" not in other.__dict__
+        assert np.array_equal(deep.infoset_features(other).matrix, features.matrix)
+        last = game.infoset_keys[-1]                         # the key index is kept
+        assert other.infoset_keys == game.infoset_keys and other.infoset_index(last) == game.num_infosets - 1
