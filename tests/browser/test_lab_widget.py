@@ -25,11 +25,11 @@ STARTED_JS = """() => [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-
 def _run_all_cells(page, artifacts, attempts=3):
     """Run > Run All Cells, until a cell has started. Once in a CI run the click was taken while
     JupyterLab was still busy setting up the notebook, and nothing ran: the test then waited out
-    its whole safety net. Each attempt that starts nothing leaves a screenshot."""
+    its whole safety net. Each attempt that starts nothing leaves a screenshot. (Nothing is clicked
+    first to focus the notebook: its first cell's prompt can be hidden, and rendered Markdown can
+    hold links.)"""
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError   # skipped without playwright
     for attempt in range(1, attempts + 1):
-        # the notebook as the current widget (a prompt: clicking rendered Markdown may follow a link)
-        page.locator(".jp-Notebook .jp-Cell .jp-InputPrompt").first.click()
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
         try:
