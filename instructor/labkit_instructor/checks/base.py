@@ -6,6 +6,7 @@ rock-paper-scissors game of exercises 27.2 and 27.3 and its equilibrium) live he
 """
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 
@@ -25,6 +26,26 @@ def kl_divergence(p, q):
 
 BIASED_RPS = np.array([[0.0, -1.0, 2.0], [1.0, 0.0, -1.0], [-2.0, 1.0, 0.0]])
 RPS_EQUILIBRIUM = np.array([0.25, 0.5, 0.25])
+
+
+def computed_once(function):
+    """`functools.lru_cache`, with each value computed once even when the grader's threads ask
+    for it at the same time: lru_cache alone lets every thread that finds the value missing
+    compute it (a reference run of several CPU seconds, twice). One lock per argument list, so
+    that a thread waits only for the value it needs."""
+    cached = functools.lru_cache(maxsize=None)(function)
+    guard, locks = threading.Lock(), {}
+
+    @functools.wraps(function)
+    def once(*args, **kwargs):
+        key = (args, tuple(sorted(kwargs.items())))
+        with guard:
+            lock = locks.setdefault(key, threading.Lock())
+        with lock:
+            return cached(*args, **kwargs)
+
+    once.cache_clear = cached.cache_clear
+    return once
 
 
 class Lazy(Sequence):

@@ -6,11 +6,10 @@ scripts/build_exercises.py writes to labkit/grading/public/ex27_3.py).
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
-from labkit_instructor.checks.base import (BIASED_RPS, Grader, RPS_EQUILIBRIUM, as_array, close_to,
+from labkit_instructor.checks.base import (computed_once, BIASED_RPS, Grader, RPS_EQUILIBRIUM, as_array, close_to,
     kl_divergence, part_spec, probe_results, reported)
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
@@ -275,7 +274,7 @@ def _hedge_kl():
     return np.array(out)
 
 
-@functools.lru_cache(maxsize=1)
+@computed_once
 def regularized_equilibrium(alpha=ALPHA):
     """(x_hat, y_hat) of the biased RPS with entropy regularization toward uniform magnets,
     found as the rest point of the regularized replicator dynamics in logit coordinates."""

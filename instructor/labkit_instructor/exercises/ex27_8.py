@@ -6,12 +6,11 @@ scripts/build_exercises.py writes to labkit/grading/public/ex27_8.py).
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
-from labkit_instructor.checks.base import (Grader, as_array, as_number, close_to, part_spec, probe_results,
+from labkit_instructor.checks.base import (computed_once, Grader, as_array, as_number, close_to, part_spec, probe_results,
     reported)
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, written
@@ -160,7 +159,7 @@ def _preference_probes():
 PREFERENCE_PROBES = [(P,) for P in _preference_probes()]
 
 
-@functools.lru_cache(maxsize=1)
+@computed_once
 def preference_equilibrium():
     import labkit as lk
     policy, _ = lk.zero_sum_equilibrium(lk.games.load("preference_game"))

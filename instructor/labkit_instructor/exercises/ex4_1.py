@@ -11,12 +11,11 @@ exact counterfactual values as its expectation.
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
 from labkit_instructor.checks import sampling
-from labkit_instructor.checks.base import Grader, Lazy, as_array, part_spec, probe_results
+from labkit_instructor.checks.base import computed_once, Grader, Lazy, as_array, part_spec, probe_results
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, setup, written
 
@@ -254,13 +253,13 @@ def exact_values(policy, player):
     return q
 
 
-@functools.lru_cache(maxsize=1)
+@computed_once
 def _references():
     return ([sampled_values(*args) for args in EXACT_PROBES],
             [sampled_values(*args, importance=False) for args in EXACT_PROBES])
 
 
-@functools.lru_cache(maxsize=1)
+@computed_once
 def _standard_errors():
     """Per probe: the standard error of the mean estimate, entry by entry, from the reference."""
     errors = []

@@ -11,11 +11,10 @@ deviation to the recorded strategies and evaluates it on the tree.
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
-from labkit_instructor.checks.base import Grader, Lazy, Wrong, as_number, kind_of, part_spec, probe_results
+from labkit_instructor.checks.base import computed_once, Grader, Lazy, Wrong, as_number, kind_of, part_spec, probe_results
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, setup, written
 
@@ -233,7 +232,7 @@ RECORDINGS = Lazy(_recordings)
 REGRET_PROBES = Lazy(_regret_probes)
 
 
-@functools.lru_cache(maxsize=None)
+@computed_once
 def reference_regrets(kind):
     from labkit import hindsight
     return [hindsight.deviation_regret(game("kuhn_poker"), rec, p, kind) for rec, p in REGRET_PROBES]

@@ -39,7 +39,6 @@ of labkit's own runs at the same number of histories touched. Made-up curves fai
 """
 from __future__ import annotations
 
-import functools
 import threading
 
 import numpy as np
@@ -48,7 +47,7 @@ from labkit.grading import fresh
 from labkit.grading.checking import cpu_seconds, own_work_gate, recorded
 from labkit.grading.public.lab15 import OWN_WORK
 from labkit_instructor.checks.sampling import sampled_regrets
-from labkit_instructor.checks.base import (Grader, Lazy, Wrong, as_array, as_number, kind_of, part_spec,
+from labkit_instructor.checks.base import (computed_once, Grader, Lazy, Wrong, as_array, as_number, kind_of, part_spec,
                                            probe_results, reported)
 from labkit_instructor.exercises.common import SETUP, how_to
 from labkit.grading.notebooks import Exercise, answer, check, md, setup, written
@@ -117,14 +116,16 @@ mover = np.full(H, 2)
 mover[1:] = np.where(acting[parent[1:]] == CHANCE, 2, acting[parent[1:]])
 chosen_at = np.full(H, -1)
 chosen_at[1:] = infoset[parent[1:]]
-decision_edge = chosen_at >= 0
+decisions = np.flatnonzero(chosen_at >= 0)           # the edges chosen by a player
+# the entry (I, a) of a (936, 3) table that each decision edge follows, as a flat index
+cell_of_decision = np.ravel_multi_index((chosen_at[decisions], action[decisions]),
+                                        legal.shape)
 
 
 def edge_probabilities(policy):
     """(H,) probability of the move into each history."""
     edge = leduc.chance_prob.copy()
-    chosen = np.asarray(policy)[chosen_at[decision_edge], action[decision_edge]]
-    edge[decision_edge] = chosen
+    edge[decisions] = np.take(policy, cell_of_decision)     # policy[I, a], flat
     return edge
 
 
@@ -134,7 +135,7 @@ def reach_by_owner(policy):
     F = np.ones((3, H))
     F[mover[1:], np.arange(1, H)] = edge_probabilities(policy)[1:]
     for lv in levels[1:]:                      # top-down: a level after its parents
-        F[:, lv] *= F[:, parent[lv]]
+        F[:, lv] *= F.take(parent[lv], axis=1)   # F[:, parent[lv]], gathered faster
     return F
 
 
@@ -205,34 +206,43 @@ def cfr(iterations):
 '''
 
 CFR_SOLUTION = '''
+# each level below the root: its histories, their parents relative to the first one, and
+# the parents' span [first, end) (parents are sorted and all in the level above)
+level_parents = [(lv, parent[lv] - parent[lv.start], parent[lv.start],
+                  parent[lv.stop - 1] + 1) for lv in levels[1:]]
+
+
 def history_values(policy):
-    """(H, 2) expected payoffs from every history on, bottom-up."""
+    """(H, 2) expected payoffs from every history on, bottom-up. Leduc is zero-sum, so
+    player 2's values are minus player 1's: one pass gives both (negating is exact)."""
     edge = edge_probabilities(policy)
-    V = returns.copy()
-    for lv in reversed(levels[1:]):
-        p = parent[lv]              # sorted, all in the level above: p[0] ... p[-1]
-        weighted = edge[lv, None] * V[lv]
-        for k in (0, 1):            # np.bincount adds up equal indices, like np.add.at
-            V[p[0]:p[-1] + 1, k] += np.bincount(p - p[0], weights=weighted[:, k])
-    return V
+    v = returns[:, 0].copy()
+    for lv, relative, first, end in reversed(level_parents):
+        # np.bincount adds up the children of each parent, like np.add.at but faster
+        v[first:end] += np.bincount(relative, weights=edge[lv] * v[lv])
+    return np.stack([v, -v], axis=1)
 
 
-decisions = np.flatnonzero(decision_edge)           # the edges chosen by a player
-# the entry (I, a) of a (936, 3) table that each decision edge adds to, as a flat index
-cell_of_decision = np.ravel_multi_index((chosen_at[decisions], action[decisions]),
-                                        legal.shape)
+# for every decision edge h -> ha, of player i = decider: where pi_i(h), pi_-i(h) and
+# chance's pi_c(h) sit in reach_by_owner's flat (3, H) table, and v_i(ha) in
+# history_values's flat (H, 2) one
+decider, before = mover[decisions], parent[decisions]
+own_reach = np.ravel_multi_index((decider, before), (3, H))
+opponent_reach = np.ravel_multi_index((1 - decider, before), (3, H))
+chance_reach = np.ravel_multi_index((np.full_like(decider, 2), before), (3, H))
+value_after = np.ravel_multi_index((decisions, decider), (H, 2))
 
 
 def counterfactual_values(policy):
     """q (936, 3): q(I, a) = sum over h in I of pi_{-i}(h) v_i(h a);
-    own (936,): pi_i(I)."""
+    own (936,): pi_i(I). The flat gathers (np.take) are several times faster than
+    numpy's pair indexing F[1 - i, h]."""
     F, V = reach_by_owner(policy), history_values(policy)
-    i, h = mover[decisions], parent[decisions]
-    q = np.bincount(cell_of_decision, weights=F[1 - i, h] * F[2, h] * V[decisions, i],
-                    minlength=legal.size).reshape(legal.shape)
+    weights = F.take(opponent_reach) * F.take(chance_reach) * V.take(value_after)
+    q = np.bincount(cell_of_decision, weights=weights, minlength=legal.size)
     own = np.zeros(len(legal))
-    own[chosen_at[decisions]] = F[i, h]
-    return q, own
+    own[chosen_at[decisions]] = F.take(own_reach)
+    return q.reshape(legal.shape), own
 
 
 uniform_rows = legal / legal.sum(axis=1, keepdims=True)
@@ -336,6 +346,7 @@ import math
 first_child = np.searchsorted(parent, np.arange(H))     # children are contiguous
 child_count = np.bincount(parent[1:], minlength=H)
 legal_actions = [np.flatnonzero(row) for row in legal]
+uniform_at = [np.full(len(a), 1 / len(a)) for a in legal_actions]   # never modified
 keys = leduc.infoset_keys
 
 
@@ -497,11 +508,11 @@ def mccfr_run(sampling, iterations, seed, checkpoints=()):
     regrets, sums, touched, record = {}, {}, 0, []
 
     def strategy(I):
-        positive = np.maximum(regrets.get(I, np.zeros(len(legal_actions[I]))), 0.0)
+        if I not in regrets:                 # no regret yet: uniform
+            return uniform_at[I]
+        positive = np.maximum(regrets[I], 0.0)
         total = positive.sum()
-        if total > 0:
-            return positive / total
-        return np.full(len(positive), 1 / len(positive))
+        return positive / total if total > 0 else uniform_at[I]
 
     def average():
         S = np.zeros(legal.shape)
@@ -524,9 +535,12 @@ def mccfr(sampling, iterations, seed):
     return mccfr_run(sampling, iterations, seed)[0]
 
 
+mccfr_records = {}          # kept for the figure of (k): NashConv along the way
 for sampling, T in (("outcome", 5000), ("external", 1000)):
+    marks = np.unique(np.round(np.logspace(1, np.log10(T), 12)).astype(int))
+    average, mccfr_records[sampling] = mccfr_run(sampling, T, 0, checkpoints=set(marks))
     print(f"{sampling} sampling, NashConv after {T:,} iterations:",
-          round(nash_conv(mccfr(sampling, T, 0)), 3))
+          round(nash_conv(average), 3))
 '''
 
 # ------------------------------------------------------------------ 5. the comparison
@@ -553,9 +567,7 @@ curves = {
     "CFR": on_grid(cfr_averages(grid[-1]), H, grid),            # one pass per iteration
     "CFR+": on_grid(cfr_plus_averages(grid[-1]), 2 * H, grid),  # one pass per player
 }
-for sampling, T in (("outcome", 10_000), ("external", 2_000)):
-    marks = np.unique(np.round(np.logspace(1, np.log10(T), 12)).astype(int))
-    _, record = mccfr_run(sampling, T, 0, checkpoints=set(marks))
+for sampling, record in mccfr_records.items():              # the runs of (j)
     curves[f"MCCFR ({sampling} sampling)"] = ([n for _, n, _ in record],
                                               [nash_conv(a) for _, _, a in record])
 
@@ -1056,7 +1068,7 @@ def best_response_variant(probs, player, mode):
     return float(V[0])
 
 
-@functools.lru_cache(maxsize=1)
+@computed_once
 def _br_references():
     return {mode: [best_response_variant(policy, p, mode) for policy, p in BR_PROBES]
             for mode in ("exact", "no reach", "per history")}
@@ -1196,7 +1208,7 @@ def _variants():
     }
 
 
-@functools.lru_cache(maxsize=None)
+@computed_once
 def trajectory(name, last=100):
     """NashConv of the variant's average after 1, 10, 100 (and 1,000 if last=1000) iterations."""
     solver = _variants()[name][0](leduc())
@@ -1317,7 +1329,7 @@ def outcome_episode(policy, player, uniforms, exploration=EXPLORATION, importanc
     return sampled_regrets(leduc(), policy, player, uniforms, exploration, importance)
 
 
-@functools.lru_cache(maxsize=1)
+@computed_once
 def _episode_references():
     return {"outcome": [labkit_episode(p, i, "outcome", u, e) for p, i, u, e in OUTCOME_PROBES],
             "no importance": [outcome_episode(p, i, u, e, importance=False) for p, i, u, e in OUTCOME_PROBES],
@@ -1334,7 +1346,7 @@ def exact_regrets(policy, player):
     return r
 
 
-@functools.lru_cache(maxsize=1)
+@computed_once
 def _mean_bands():
     """For each mean probe: the direction w of the exact regrets, E[w . r~] and the standard error
     of the mean of w . r~ over the probe's streams, estimated from labkit's own episodes."""
@@ -1395,7 +1407,7 @@ def _grade_i(value):
 
 
 # ------------------------------------------------------------------ (j): the seeded solvers
-@functools.lru_cache(maxsize=None)
+@computed_once
 def mccfr_band(sampling):
     import labkit as lk
     values = []
@@ -1453,7 +1465,7 @@ class _Trajectory:
             return {T: self.values[T] for T in iterations}
 
 
-@functools.lru_cache(maxsize=None)
+@computed_once
 def curve_reference(name):
     """The labkit run behind an exact curve of (k)."""
     import labkit as lk
@@ -1469,7 +1481,7 @@ def curve_reference(name):
 _psro_lock = threading.Lock()
 
 
-@functools.lru_cache(maxsize=None)
+@computed_once
 def psro_history(iterations):
     """NashConv of labkit's PSRO mixture (`lk.PSRO(leduc, "nash")`) after 0, 1, ..., iterations."""
     import warnings
@@ -1481,7 +1493,7 @@ def psro_history(iterations):
     return [v for _, v in psro.nash_conv_history]
 
 
-@functools.lru_cache(maxsize=None)
+@computed_once
 def mccfr_curves(sampling):
     """labkit's runs behind the band of an MCCFR curve: [(histories touched, NashConv)] at 25
     checkpoints from 1 to `CURVE_MCCFR_ITERATIONS` iterations, one run per seed."""
