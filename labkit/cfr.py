@@ -205,11 +205,8 @@ class SequenceTree:
         for u, g in enumerate(groups):
             position[u, g] = np.arange(len(g))
         keys = list(range(n)) + [None]
-        empty_terms = (np.zeros(0, dtype=np.int64), np.zeros((0, n - 1), dtype=np.int64), np.zeros(0))
 
         def terms(table, u):
-            if u not in updates:
-                return empty_terms
             own, others, numbers = table[keys[u]]
             return own, np.asarray(others).reshape(len(own), n - 1), numbers
 
@@ -218,21 +215,23 @@ class SequenceTree:
             that entry's place in the update's rows), and the runs of equal entries: a run is
             summed in a register, from 0.0 in the original order, as np.bincount sums it,
             instead of through memory (a chain of dependent loads and stores)."""
-            run_start, run_target, run_off, others, numbers = [np.zeros(1, dtype=np.int64)], [], [0], [], []
+            run_start, run_target, run_off, others, numbers = [], [], [0], [], []
             base = 0
             for u in range(n + 1):
+                if u not in updates:                # no terms: no runs
+                    run_off.append(run_off[-1])
+                    continue
                 target, other, number = terms(table, u)
-                key = target if place is None else place[u][target]
-                # a stable sort: the keys made distinct by the terms' positions
-                sort = np.argsort(key * max(len(key), 1) + np.arange(len(key)))
+                sort = np.argsort(target if place is None else place[u][target], kind="stable")
                 sorted_target = target[sort]
-                starts = np.flatnonzero(np.diff(sorted_target, prepend=-1))
-                run_start.append(base + np.append(starts[1:], len(target)) if len(target) else starts)
+                starts = _run_starts(sorted_target)
+                run_start.append(base + starts)
                 run_target.append(sorted_target[starts])
                 run_off.append(run_off[-1] + len(starts))
                 others.append(other[sort])
                 numbers.append(number[sort])
                 base += len(target)
+            run_start.append(np.array([base]))      # where the last run ends
             return (np.concatenate(run_start), np.concatenate(run_target), np.array(run_off, dtype=np.int64),
                     np.concatenate(others), np.concatenate(numbers))
 
@@ -338,6 +337,14 @@ def sequence_tree(game: GameTree) -> SequenceTree:
     if cached is None:
         cached = game.__dict__["_sequence_tree"] = SequenceTree(game)
     return cached
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal entries of `values` starts (0 first, unless `values` is empty)."""
+    change = np.empty(len(values), dtype=bool)
+    change[:1] = True
+    np.not_equal(values[1:], values[:-1], out=change[1:])
+    return np.flatnonzero(change)
 
 
 class _Lazy(dict):
