@@ -113,6 +113,7 @@ class SequenceTree:
         self.payoff_bound = largest[self.player]
         # the terms of each update (None: all players), computed on first use
         self._game = game
+        self._terminal_rows = None
         self.terminal_terms = _Lazy(self._terminal_terms)
         self.decision_terms = _Lazy(self._decision_terms)
         self._kernel_plans: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
@@ -130,8 +131,9 @@ class SequenceTree:
         """(own_ext, others_ext, chance_payoff) of the pairs (terminal z, player i) of update `player`."""
         game, n = self._game, self.num_players
         z = game.terminals
-        chance = _chance_reach(game)[z]
-        last = game.own_last_seq[z]                                        # (Z, n), game numbering
+        if self._terminal_rows is None:                                   # shared by the updates
+            self._terminal_rows = _chance_reach(game)[z], game.own_last_seq[z]
+        chance, last = self._terminal_rows                                # last: (Z, n), game numbering
         if player is None:
             ext = self.extended(last)
             own_ext = ext.reshape(-1)
@@ -140,7 +142,7 @@ class SequenceTree:
         else:
             mine = np.flatnonzero(last[:, player] >= 0)                   # pairs where the player acted
             own_ext = self.extended(last[mine, player])
-            others = self.extended(last[mine][:, np.arange(n) != player])
+            others = self.extended(last[mine[:, None], [q for q in range(n) if q != player]])
             payoff = chance[mine] * game.returns[z[mine], player]
         return own_ext, (others[:, 0].copy() if n == 2 else others), payoff
 

@@ -107,9 +107,9 @@ class GameTree:
         self.is_terminal = self.player == TERMINAL
         self.is_chance = self.player == CHANCE
         self.terminals = np.flatnonzero(self.is_terminal)
-        self._key_index = {k: i for i, k in enumerate(self.infoset_keys)}
+        self._key_index = dict(zip(self.infoset_keys, range(self.num_infosets)))
         # depth levels: breadth-first order makes them contiguous
-        bounds = np.flatnonzero(np.diff(self.depth)) + 1
+        bounds = np.flatnonzero(self.depth[1:] != self.depth[:-1]) + 1
         starts = np.concatenate(([0], bounds))
         stops = np.concatenate((bounds, [H]))
         self.levels = [slice(int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
@@ -122,13 +122,14 @@ class GameTree:
         self.edge_seq = np.where(self.is_decision_edge, self.edge_infoset * A + np.maximum(self.action, 0), -1)
         self.decision_edges = np.flatnonzero(self.is_decision_edge)
         # bottom-up sums: for each level, its non-terminal nodes and where their children start
-        self.child_blocks: list[tuple[np.ndarray, np.ndarray, slice]] = []
-        for d, lv in enumerate(self.levels[:-1]):
-            nodes = np.arange(lv.start, lv.stop)
-            internal = nodes[~self.is_terminal[nodes]]
-            nxt = self.levels[d + 1]
-            first_child = np.searchsorted(self.parent[nxt], internal)
-            self.child_blocks.append((internal, first_child, nxt))
+        # in the next level (`parent` never decreases in breadth-first order, so one search
+        # finds every first child)
+        internal = np.flatnonzero(~self.is_terminal)
+        first_child = np.searchsorted(self.parent, internal)
+        cuts = np.searchsorted(internal, starts).tolist() + [len(internal)]
+        self.child_blocks: list[tuple[np.ndarray, np.ndarray, slice]] = [
+            (internal[cuts[d]:cuts[d + 1]], first_child[cuts[d]:cuts[d + 1]] - nxt.start, nxt)
+            for d, nxt in enumerate(self.levels[1:])]
         self.num_legal = self.legal_mask.sum(axis=1)
         # own depth of each infoset in its player's sequence tree (parents come first in BFS)
         self.infoset_own_depth = _own_depths(self.infoset_parent_seq, A)
@@ -291,18 +292,19 @@ class GameTree:
 
 def _own_depths(parent_seq, num_actions):
     """Depth of each infoset in its player's sequence tree, from its parent sequence I' * A + a'
-    (-1: none). Parents are numbered before their children (breadth-first order), so a pass per
-    depth level sets every infoset whose parent's depth is known."""
+    (-1: none): the number of its ancestors, counted a generation per pass. Parents are numbered
+    before their children (breadth-first order), so the ancestor chains end."""
     parent = np.where(parent_seq >= 0, parent_seq // num_actions, -1)
     depth = np.zeros(len(parent), dtype=np.int64)
-    if not np.all(parent < np.arange(len(parent))):      # not in breadth-first order: one at a time
+    if not (parent < np.arange(len(parent))).all():      # not in breadth-first order: one at a time
         for i, p in enumerate(parent.tolist()):
             if p >= 0:
                 depth[i] = depth[p] + 1
         return depth
-    known = parent < 0
-    while not known.all():
-        ready = np.flatnonzero(~known & known[np.maximum(parent, 0)])
-        depth[ready] = depth[parent[ready]] + 1
-        known[ready] = True
-    return depth
+    above = parent                                       # each infoset's ancestor, one step further per pass
+    while True:
+        has = above >= 0
+        if not has.any():
+            return depth
+        depth += has
+        above = np.where(has, parent[above], -1)         # (where above is -1, parent[-1] is read and dropped)
