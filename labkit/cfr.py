@@ -38,6 +38,7 @@ own sequence tree, so each level of step 2 and step 3 is one numpy operation on 
 """
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -140,7 +141,7 @@ class SequenceTree:
             others = np.stack([np.delete(ext, i, axis=1) for i in range(n)], axis=1).reshape(len(z) * n, n - 1)
             payoff = (chance[:, None] * game.returns[z]).reshape(-1)
         else:
-            mine = np.flatnonzero(last[:, player] >= 0)                   # pairs where the player acted
+            mine = (last[:, player] >= 0).nonzero()[0]                    # pairs where the player acted
             own_ext = self.extended(last[mine, player])
             others = self.extended(last[mine[:, None], [q for q in range(n) if q != player]])
             payoff = chance[mine] * game.returns[z[mine], player]
@@ -151,11 +152,11 @@ class SequenceTree:
         others' and chance's reach pi_{-i}(I) of an infoset is summed from its histories h, as
         pi_c(h) times the other players' realization weights of their last sequences before h."""
         game, n = self._game, self.num_players
-        h = np.flatnonzero(game.infoset >= 0)
         if player is not None:
-            h = h[game.player[h] == player]
-            others = self.extended(game.own_last_seq[h][:, np.arange(n) != player])
+            h = ((game.infoset >= 0) & (game.player == player)).nonzero()[0]
+            others = self.extended(game.own_last_seq[h[:, None], [q for q in range(n) if q != player]])
         else:
+            h = (game.infoset >= 0).nonzero()[0]
             last_h = self.extended(game.own_last_seq[h])                   # (D, n)
             others = last_h[np.arange(n) != game.player[h][:, None]].reshape(len(h), n - 1)
         return self.rank[game.infoset[h]], (others[:, 0].copy() if n == 2 else others), _chance_reach(game)[h]
@@ -196,9 +197,9 @@ class SequenceTree:
         n, I = self.num_players, self.num_infosets
         depth = self._depth
         depths = int(depth.max(initial=0)) + 1
-        groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.argsort(depth, kind="stable")]
+        groups = [(self.player == p).nonzero()[0] for p in range(n)] + [depth.argsort(kind="stable")]
         rows = np.concatenate(groups).astype(np.int64)
-        starts = np.cumsum([0] + [len(g) for g in groups])
+        starts = list(itertools.accumulate([len(g) for g in groups], initial=0))
         # row_level[u, d]: where update u's rows of own depth d start in `rows`
         row_level = np.array([start + np.searchsorted(depth[g], np.arange(depths + 1))
                               for start, g in zip(starts, groups, strict=False)], dtype=np.int64)
@@ -224,7 +225,7 @@ class SequenceTree:
                     run_off.append(run_off[-1])
                     continue
                 target, other, number = terms(table, u)
-                sort = np.argsort(target if place is None else place[u][target], kind="stable")
+                sort = (target if place is None else place[u][target]).argsort(kind="stable")
                 sorted_target = target[sort]
                 starts = _run_starts(sorted_target)
                 run_start.append(base + starts)
@@ -346,7 +347,7 @@ def _run_starts(values: np.ndarray) -> np.ndarray:
     change = np.empty(len(values), dtype=bool)
     change[:1] = True
     np.not_equal(values[1:], values[:-1], out=change[1:])
-    return np.flatnonzero(change)
+    return change.nonzero()[0]
 
 
 class _Lazy(dict):

@@ -106,10 +106,10 @@ class GameTree:
         self.num_infosets = len(self.infoset_keys)
         self.is_terminal = self.player == TERMINAL
         self.is_chance = self.player == CHANCE
-        self.terminals = np.flatnonzero(self.is_terminal)
+        self.terminals = self.is_terminal.nonzero()[0]
         self._key_index = dict(zip(self.infoset_keys, range(self.num_infosets)))
         # depth levels: breadth-first order makes them contiguous
-        bounds = np.flatnonzero(self.depth[1:] != self.depth[:-1]) + 1
+        bounds = (self.depth[1:] != self.depth[:-1]).nonzero()[0] + 1
         starts = np.concatenate(([0], bounds))
         stops = np.concatenate((bounds, [H]))
         self.levels = [slice(int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
@@ -120,13 +120,13 @@ class GameTree:
         self.edge_infoset = np.where(self.parent >= 0, self.infoset[par], -1)
         self.is_decision_edge = self.edge_infoset >= 0
         self.edge_seq = np.where(self.is_decision_edge, self.edge_infoset * A + np.maximum(self.action, 0), -1)
-        self.decision_edges = np.flatnonzero(self.is_decision_edge)
+        self.decision_edges = self.is_decision_edge.nonzero()[0]
         # bottom-up sums: for each level, its non-terminal nodes and where their children start
         # in the next level (`parent` never decreases in breadth-first order, so one search
         # finds every first child)
-        internal = np.flatnonzero(~self.is_terminal)
-        first_child = np.searchsorted(self.parent, internal)
-        cuts = np.searchsorted(internal, starts).tolist() + [len(internal)]
+        internal = (~self.is_terminal).nonzero()[0]
+        first_child = self.parent.searchsorted(internal)
+        cuts = internal.searchsorted(starts).tolist() + [len(internal)]
         self.child_blocks: list[tuple[np.ndarray, np.ndarray, slice]] = [
             (internal[cuts[d]:cuts[d + 1]], first_child[cuts[d]:cuts[d + 1]] - nxt.start, nxt)
             for d, nxt in enumerate(self.levels[1:])]

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 _CODE_LIMIT = 2 ** 62
 _KEEP_UP_TO = 50_000                                # skeletons of trees up to this size are kept (a few MB)
 _FEW_ROWS = 256                                     # `_texts` of up to this many rows: a dict, not np.unique
+_NOT_YET = -2                                       # `_key_parts`: a round not finished yet
 
 
 class _Skeleton(NamedTuple):
@@ -78,11 +79,6 @@ def _extend(code: np.ndarray, value: np.ndarray | int, base: int) -> np.ndarray:
 def _cards(mask: np.ndarray, num_cards: int) -> np.ndarray:
     """(m, N) bool: the cards 0..N-1 present in each bitmask of `mask` (m,)."""
     return ((mask[:, None] >> np.arange(num_cards)) & 1).astype(bool)
-
-
-def _only_card(mask: np.ndarray, num_cards: int) -> np.ndarray:
-    """The card of each one-card bitmask."""
-    return _cards(mask, num_cards).argmax(axis=1)
 
 
 def _fixed_prize(game: Goofspiel, r: int) -> int:
@@ -153,29 +149,35 @@ def _skeleton(num_cards: int, players: int, imp_info: bool, random_order: bool) 
     plan = _plan(N, n, random_order)
     rounds = plan[-1][1]
     scored = rounds + (N >= 2)                      # the rounds with bids and the last one
+    full = (1 << N) - 1
+    cards = _cards(np.arange(full + 1), N)          # cards[mask]: the cards of a bitmask, a row of N bools
+    card_of = cards.argmax(axis=1)                  # card_of[mask]: the card of a one-card bitmask
     # the current level's histories: cards spent (a bitmask per player), prizes not turned up (a
     # bitmask, random order), this round's bids, the winner (and prize) of each round scored so
-    # far, and the public and private codes
+    # far, each player's last sequence (infoset * N + card, -1: none yet), and the public and
+    # private codes
     spent = np.zeros((1, n), dtype=np.int64)
-    prizes_left = np.full(1, (1 << N) - 1, dtype=np.int64)
+    prizes_left = np.full(1, full, dtype=np.int64)
     bids = np.zeros((1, n), dtype=np.int64)
     won = np.zeros((1, scored), dtype=np.int8)
     prizes = np.zeros((1, scored), dtype=np.int8)
+    own = np.full((1, n), -1, dtype=np.int64)
     public = np.zeros(1, dtype=np.int64)
     private = np.zeros((1, n), dtype=np.int64)
-    parents, actions, probs, sizes = [np.array([-1])], [np.array([-1])], [np.ones(1)], [1]
-    infoset_levels, first_levels, legal_levels = [], [], []
+    parents, actions, own_levels, sizes = [np.array([-1])], [np.array([-1])], [own], [1]
+    infoset_levels, first_levels, legal_levels, chance_levels = [], [], [], []
     offset = infosets = 0                           # first history of the level, infosets so far
     for p, r in plan[:-1]:
         if p == CHANCE:
-            available = _cards(prizes_left, N)
+            available = cards[prizes_left]
         else:
-            available = ~_cards(spent[:, p], N)     # the acting player's hand
+            available = cards[full & ~spent[:, p]]  # the acting player's hand
             infoset, first = _number_infosets(_pair(private[:, p], public) if imp_info else public)
-            infoset_levels.append(infosets + infoset)
+            infoset += infosets
+            infoset_levels.append(infoset)
             first_levels.append(offset + first)
             legal_levels.append(available[first])
-            if not np.array_equal(available, available[first][infoset]):
+            if not (available == available[first][infoset - infosets]).all():
                 from labkit.games.base import GameError
                 raise GameError(f"goofspiel({N} cards, {n} players): an information set mixes histories "
                                 "with different hands")
@@ -185,16 +187,18 @@ def _skeleton(num_cards: int, players: int, imp_info: bool, random_order: bool) 
         actions.append(card)
         offset += len(available)
         sizes.append(len(parent))
-        spent, bids, won, public, private = spent[parent], bids[parent], won[parent], public[parent], private[parent]
+        spent, bids, won, own = spent[parent], bids[parent], won[parent], own[parent]
+        public, private = public[parent], private[parent]
+        own_levels.append(own)
         if random_order:
             prizes_left, prizes = prizes_left[parent], prizes[parent]
         if p == CHANCE:
-            probs.append(1.0 / available.sum(axis=1)[parent])
+            chance_levels.append((offset, 1.0 / available.sum(axis=1)[parent]))
             prizes_left &= ~(1 << card)
             prizes[:, r] = card
             public = _extend(public, card, N)
             continue
-        probs.append(np.ones(len(parent)))
+        own[:, p] = infoset[parent] * N + card
         spent[:, p] |= 1 << card
         bids[:, p] = card
         if p < n - 1:
@@ -209,26 +213,30 @@ def _skeleton(num_cards: int, players: int, imp_info: bool, random_order: bool) 
                 public = _extend(public, bids[:, q], N)
         public = _extend(public, winner + 1, n + 1)
     if scored > rounds:                             # the last round: last cards for the last prize
-        won[:, rounds] = _winners(np.stack([_only_card(((1 << N) - 1) & ~spent[:, q], N) for q in range(n)], axis=1))
+        won[:, rounds] = _winners(card_of[full & ~spent])
         if random_order:
-            prizes[:, rounds] = _only_card(prizes_left, N)
+            prizes[:, rounds] = card_of[prizes_left]
     parent = np.concatenate(parents)
+    H = len(parent)
+    player = np.repeat(np.array([p for p, _ in plan], dtype=np.int64), sizes)
+    infoset = np.full(H, -1, dtype=np.int64)
+    infoset[player >= 0] = np.concatenate(infoset_levels) if infoset_levels else []
+    chance_prob = np.ones(H)
+    for start, probs in chance_levels:
+        chance_prob[start:start + len(probs)] = probs
+    first_history = np.concatenate(first_levels) if first_levels else np.zeros(0, dtype=np.int64)
+    infoset_player = player[first_history]
+    own_last = np.concatenate(own_levels)
+    infoset_parent_seq = own_last[first_history, infoset_player]
+    from labkit.games.base import _check_recall
+    _check_recall(f"goofspiel({N} cards, {n} players)", own_last, player, infoset, infoset_parent_seq)
     action = np.concatenate(actions)
     depth = np.repeat(np.arange(len(sizes)), sizes)
-    player = np.repeat(np.array([p for p, _ in plan], dtype=np.int64), sizes)
-    infoset = np.full(len(parent), -1, dtype=np.int64)
-    infoset[player >= 0] = np.concatenate(infoset_levels) if infoset_levels else []
-    first_history = np.concatenate(first_levels) if first_levels else np.zeros(0, dtype=np.int64)
-    legal_mask = np.concatenate(legal_levels) if legal_levels else np.zeros((0, N), dtype=bool)
-    from labkit.games.base import _check_recall, _own_last_sequences
-    infoset_player = player[first_history]
-    own_last = _own_last_sequences(parent, action, player, infoset, sizes, n, N)
-    infoset_parent_seq = own_last[first_history, infoset_player]
-    _check_recall(f"goofspiel({N} cards, {n} players)", own_last, player, infoset, infoset_parent_seq)
     key_prizes, key_tails = _key_parts(imp_info, n, parent, action, depth, first_history, plan)
-    return _Skeleton(parent, action, player, depth, infoset, np.concatenate(probs), infoset_player, legal_mask,
-                     infoset_parent_seq, own_last, won.astype(np.int64), prizes.astype(np.int64) if random_order
-                     else None, key_prizes, key_tails)
+    legal_mask = np.concatenate(legal_levels) if legal_levels else np.zeros((0, N), dtype=bool)
+    return _Skeleton(parent, action, player, depth, infoset, chance_prob, infoset_player, legal_mask,
+                     infoset_parent_seq, own_last, won.astype(np.int64),
+                     prizes.astype(np.int64) if random_order else None, key_prizes, key_tails)
 
 
 _kept_skeleton = lru_cache(maxsize=4)(_skeleton)
@@ -244,12 +252,22 @@ def _pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _number_infosets(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Infosets of one level from the histories' codes: the infoset of each history, numbered in
-    the order of first histories, and the first history (within the level) of each infoset."""
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
+    the order of first histories, and the first history (within the level) of each infoset.
+
+    What ``np.unique(code, return_index=True, return_inverse=True)`` finds, renumbered, by the
+    same stable sort without its fixed cost (a third of a small level's)."""
+    order = code.argsort(kind="stable")
+    sorted_code = code[order]
+    new = np.empty(len(code), dtype=bool)          # where a distinct code starts in sorted order
+    new[:1] = True
+    np.not_equal(sorted_code[1:], sorted_code[:-1], out=new[1:])
+    first = order[new]                              # the stable sort puts each code's first history first
+    by_first = first.argsort()
     rank = np.empty(len(first), dtype=np.int64)
-    rank[order] = np.arange(len(first))
-    return rank[inverse.reshape(-1)], first[order]
+    rank[by_first] = np.arange(len(first))
+    infoset = np.empty(len(code), dtype=np.int64)
+    infoset[order] = rank[new.cumsum() - 1]
+    return infoset, first[by_first]
 
 
 def _returns(game: Goofspiel, points: np.ndarray) -> np.ndarray:
@@ -271,34 +289,43 @@ def _key_parts(imp_info: bool, players: int, parent: np.ndarray, action: np.ndar
     in two parts: the prizes turned up (random order: the cards; fixed order: their rounds, the
     cards following from the order) and the text after them, e.g. "my bids 1,3 | won P0,tie".
 
-    The moves are read with numpy for all infosets at once, the round winners for a level at once,
-    and each part of a key is written once per distinct value (`_texts`).
+    The moves, bids and round winners are read with numpy for all infosets at once (the rounds
+    an infoset has not finished yet are marked `_NOT_YET`), and each part of a key is written
+    once per distinct value (`_texts`).
     """
-    n = players
+    n, F = players, len(first_history)
     depths = depth[first_history]
-    # moves[:, j]: the move j steps above each first history (the rows of a level use j < depth)
-    moves = np.empty((len(first_history), int(depths.max(initial=0))), dtype=np.int64)
+    # moves[:, j]: the move j steps above each first history (a history at depth d uses j < d)
+    moves = np.empty((F, int(depths.max(initial=0))), dtype=np.int64)
     h = first_history
     for j in range(moves.shape[1]):
         moves[:, j] = action[h]
         h = parent[h]                               # the root's parent -1 reads a row never used
-    write_bids = _own_bids_text if imp_info else partial(_all_bids_text, players=n)
-    prizes: list[tuple[int, ...]] = []
-    tails: list[str] = []
-    bounds = [0, *(np.flatnonzero(np.diff(depths)) + 1).tolist(), len(depths)]
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):  # first histories come level by level
-        d = int(depths[lo])
-        p, r = plan[d]
-        path = moves[lo:hi, d - 1::-1] if d else moves[lo:hi, :0]       # the moves from the root
-        kinds = plan[:d]
-        chance = [j for j, (q, _) in enumerate(kinds) if q == CHANCE]
-        prizes += map(tuple, path[:, chance].tolist()) if chance else [tuple(range(r + 1))] * (hi - lo)
-        # bids[:, s, q]: player q's bid in the finished round s
-        columns = [[j for j, (q, s) in enumerate(kinds) if q >= 0 and s == round_] for round_ in range(r)]
-        bids = path[:, columns] if r else np.zeros((hi - lo, 0, n), dtype=np.int64)
-        shown = _texts(bids[:, :, p] if imp_info else bids.reshape(hi - lo, -1), write_bids)
-        won = _texts(_round_winners(bids), _won_text)
-        tails += [f"{b} | won {c}" for b, c in zip(shown, won, strict=True)]
+    p_of, r_of = (np.array(column) for column in zip(*plan, strict=True))
+    bidder, rnd = p_of[depths], r_of[depths]        # who bids at each infoset, in which round
+    chance = int(plan[0][0] == CHANCE)              # random order: each round starts with its prize
+    R = int(rnd.max(initial=0))
+    # bids[f, s, q]: player q's bid in round s, the move at position s (n + chance) + chance + q
+    # from the root, that is depth - 1 - position steps above the first history
+    position = np.arange(R)[:, None] * (n + chance) + chance + np.arange(n)
+    steps = np.maximum(depths[:, None, None] - 1 - position, 0).reshape(F, R * n)
+    row = np.arange(F)[:, None]                     # each infoset's row of `moves`
+    bids = moves[row, steps].reshape(F, R, n)
+    finished = np.arange(R) < rnd[:, None]          # (F, R): the rounds each infoset has seen scored
+    won = np.where(finished, _round_winners(bids), _NOT_YET)
+    if imp_info:
+        shown = np.where(finished, bids[np.arange(F), :, bidder], _NOT_YET)
+        bid_texts = _texts(shown, _own_bids_text)
+    else:
+        shown = np.where(finished[:, :, None], bids, _NOT_YET).reshape(F, R * n)
+        bid_texts = _texts(shown, partial(_all_bids_text, players=n))
+    tails = [f"{b} | won {c}" for b, c in zip(bid_texts, _texts(won, _won_text), strict=True)]
+    if chance:                                      # the prizes of rounds 0..r, at positions s (n + 1)
+        steps = np.maximum(depths[:, None] - 1 - np.arange(R + 1) * (n + 1), 0)
+        prizes = [tuple(cards[:r + 1]) for cards, r in zip(moves[row, steps].tolist(), rnd.tolist(), strict=True)]
+    else:
+        spans = [tuple(range(r + 1)) for r in range(R + 1)]
+        prizes = [spans[r] for r in rnd.tolist()]
     return prizes, tails
 
 
@@ -311,34 +338,35 @@ def _round_winners(bids: np.ndarray) -> np.ndarray:
 
 def _won_text(winners: Sequence[int]) -> str:
     """"P1,tie" for the winners of the finished rounds (-1: a tie), "-" before any."""
-    return ",".join("tie" if w < 0 else f"P{w}" for w in winners) or "-"
+    return ",".join("tie" if w == -1 else f"P{w}" for w in winners if w != _NOT_YET) or "-"
 
 
 def _own_bids_text(bids: Sequence[int]) -> str:
     """"my bids 1,3" for the bidder's own bids (cards from 0) in the finished rounds."""
-    return "my bids " + (",".join(str(b + 1) for b in bids) or "-")
+    return "my bids " + (",".join(str(b + 1) for b in bids if b != _NOT_YET) or "-")
 
 
 def _all_bids_text(row: Sequence[int], players: int) -> str:
     """"bids 1:2 3:1" for the bids (cards from 0) of finished rounds, `players` numbers per round."""
-    rounds = [":".join(str(b + 1) for b in row[s:s + players]) for s in range(0, len(row), players)]
+    rounds = [":".join(str(b + 1) for b in row[s:s + players]) for s in range(0, len(row), players)
+              if row[s] != _NOT_YET]
     return "bids " + (" ".join(rounds) or "-")
 
 
 def _texts(values: np.ndarray, write: Callable[[Sequence[int]], str]) -> list[str]:
     """[write(row) for row in values.tolist()] for the rows of `values` (k, w), small integers
-    from -1 on, calling `write` once per distinct row: a level's thousands of keys are made of a
-    few dozen distinct parts. A few rows are told apart in a dict, many with np.unique."""
+    from `_NOT_YET` (-2) on, calling `write` once per distinct row: thousands of keys are made of
+    a few dozen distinct parts. A few rows are told apart in a dict, many with np.unique."""
     k, w = values.shape
     if k <= _FEW_ROWS:
         rows = list(map(tuple, values.tolist()))
         table = {row: write(row) for row in set(rows)}
         return list(map(table.__getitem__, rows))
-    base = int(values.max(initial=0)) + 2
+    base = int(values.max(initial=0)) + 3
     if w == 0 or base ** w >= _CODE_LIMIT:
         distinct, inverse = np.unique(values, axis=0, return_inverse=True)
     else:
-        code = (values + 1) @ (base ** np.arange(w - 1, -1, -1, dtype=np.int64))
+        code = (values + 2) @ (base ** np.arange(w - 1, -1, -1, dtype=np.int64))
         _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
         distinct = values[first]
     table = [write(row) for row in distinct.tolist()]
