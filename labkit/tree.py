@@ -12,6 +12,7 @@ the game's action ids (zero on illegal actions). A *sequence* of a player is a p
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,26 +114,48 @@ class GameTree:
         starts = np.concatenate(([0], bounds))
         stops = np.concatenate((bounds, [H]))
         self.levels = [slice(int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
-        # the edge into h: who moved (row n stands for chance) and which sequence it is
-        par = np.maximum(self.parent, 0)
-        parent_player = np.where(self.parent >= 0, self.player[par], CHANCE)
+        # who moved on the edge into h (row n stands for chance)
+        parent_player = np.where(self.parent >= 0, self.player[np.maximum(self.parent, 0)], CHANCE)
         self.edge_owner = np.where(parent_player == CHANCE, n, parent_player)
-        self.edge_infoset = np.where(self.parent >= 0, self.infoset[par], -1)
-        self.is_decision_edge = self.edge_infoset >= 0
-        self.edge_seq = np.where(self.is_decision_edge, self.edge_infoset * A + np.maximum(self.action, 0), -1)
-        self.decision_edges = self.is_decision_edge.nonzero()[0]
-        # bottom-up sums: for each level, its non-terminal nodes and where their children start
-        # in the next level (`parent` never decreases in breadth-first order, so one search
-        # finds every first child)
-        internal = (~self.is_terminal).nonzero()[0]
-        first_child = self.parent.searchsorted(internal)
-        cuts = internal.searchsorted(starts).tolist() + [len(internal)]
-        self.child_blocks: list[tuple[np.ndarray, np.ndarray, slice]] = [
-            (internal[cuts[d]:cuts[d + 1]], first_child[cuts[d]:cuts[d + 1]] - nxt.start, nxt)
-            for d, nxt in enumerate(self.levels[1:])]
-        self.num_legal = self.legal_mask.sum(axis=1)
         # own depth of each infoset in its player's sequence tree (parents come first in BFS)
         self.infoset_own_depth = _own_depths(self.infoset_parent_seq, A)
+
+    # what only some passes read is computed on first use (a solver's set-up reads none of it)
+    @functools.cached_property
+    def edge_infoset(self) -> np.ndarray:
+        """(H,) the infoset of the decision history the edge into h leaves, -1 elsewhere."""
+        return np.where(self.parent >= 0, self.infoset[np.maximum(self.parent, 0)], -1)
+
+    @functools.cached_property
+    def is_decision_edge(self) -> np.ndarray:
+        """(H,) whether a player's decision leads into h."""
+        return self.edge_infoset >= 0
+
+    @functools.cached_property
+    def edge_seq(self) -> np.ndarray:
+        """(H,) the sequence I * A + a of the decision into h, -1 where chance moved (or at the root)."""
+        return np.where(self.is_decision_edge, self.edge_infoset * self.num_actions + np.maximum(self.action, 0), -1)
+
+    @functools.cached_property
+    def decision_edges(self) -> np.ndarray:
+        """The histories a player's decision leads into, in increasing order."""
+        return self.is_decision_edge.nonzero()[0]
+
+    @functools.cached_property
+    def child_blocks(self) -> list[tuple[np.ndarray, np.ndarray, slice]]:
+        """For the bottom-up sums, per level: its non-terminal nodes, where their children start in
+        the next level, and that level (`parent` never decreases in breadth-first order, so one
+        search finds every first child)."""
+        internal = (~self.is_terminal).nonzero()[0]
+        first_child = self.parent.searchsorted(internal)
+        cuts = internal.searchsorted([lv.start for lv in self.levels]).tolist() + [len(internal)]
+        return [(internal[cuts[d]:cuts[d + 1]], first_child[cuts[d]:cuts[d + 1]] - nxt.start, nxt)
+                for d, nxt in enumerate(self.levels[1:])]
+
+    @functools.cached_property
+    def num_legal(self) -> np.ndarray:
+        """(I,) the number of legal actions at each infoset."""
+        return self.legal_mask.sum(axis=1)
 
     def __getstate__(self) -> dict[str, Any]:
         """A pickled or copied tree keeps its arrays and leaves out what labkit caches on it (the
