@@ -122,9 +122,10 @@ def compile_goofspiel(game: Goofspiel) -> GameTree:
     # prize of each scored round at each terminal (a fixed order: the same at every terminal)
     rounds = skeleton.won.shape[1]
     prizes = skeleton.prizes if random_order else np.array([_fixed_prize(game, r) for r in range(rounds)])
+    value = prizes + 1                              # a card's value is its number
     points = np.zeros((len(skeleton.won), n), dtype=np.int64)
     for q in range(n):
-        points[:, q] = ((skeleton.won == q) * (prizes + 1)).sum(axis=1)
+        points[:, q] = ((skeleton.won == q) * value).sum(axis=1)
     H = len(skeleton.parent)
     returns = np.zeros((H, n))
     returns[H - len(points):] = _returns(game, points)
