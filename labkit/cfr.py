@@ -207,38 +207,8 @@ class SequenceTree:
         position = np.empty((n + 1, I), dtype=np.int64)
         for u, g in enumerate(groups):
             position[u, g] = np.arange(len(g))
-        keys = list(range(n)) + [None]
-
-        def terms(table, u):
-            own, others, numbers = table[keys[u]]
-            return own, np.asarray(others).reshape(len(own), n - 1), numbers
-
-        def grouped(table, place=None):
-            """Each update's terms sorted (stably) by the entry they add to (or, with `place`, by
-            that entry's place in the update's rows), and the runs of equal entries: a run is
-            summed in a register, from 0.0 in the original order, as np.bincount sums it,
-            instead of through memory (a chain of dependent loads and stores)."""
-            run_start, run_target, run_off, others, numbers = [], [], [0], [], []
-            base = 0
-            for u in range(n + 1):
-                if u not in updates:                # no terms: no runs
-                    run_off.append(run_off[-1])
-                    continue
-                target, other, number = terms(table, u)
-                sort = (target if place is None else place[u][target]).argsort(kind="stable")
-                sorted_target = target[sort]
-                starts = _run_starts(sorted_target)
-                run_start.append(base + starts)
-                run_target.append(sorted_target[starts])
-                run_off.append(run_off[-1] + len(starts))
-                others.append(other[sort])
-                numbers.append(number[sort])
-                base += len(target)
-            run_start.append(np.array([base]))      # where the last run ends
-            return (np.concatenate(run_start), np.concatenate(run_target), np.array(run_off, dtype=np.int64),
-                    np.concatenate(others), np.concatenate(numbers))
-
-        term, dec = grouped(self.terminal_terms), grouped(self.decision_terms, position)
+        term = self._grouped(self.terminal_terms, updates)
+        dec = self._grouped(self.decision_terms, updates, position)
         # the regret update visits each update's rows in `rows` order and reads their runs of
         # decision-history terms in turn: one run per row (every infoset has a history), same order
         for u in range(n + 1):
@@ -250,6 +220,33 @@ class SequenceTree:
             term_others=term[3], term_payoff=term[4], dec_start=dec[0], dec_off=dec[2], dec_others=dec[3],
             dec_chance=dec[4], rows=rows, row_level=row_level, payoff_bound=self.payoff_bound,
             legal=self.legal.astype(np.float64), uniform=self.uniform)
+
+    def _grouped(self, table, updates, place=None):
+        """Each update's terms (from `table`, one entry per update: player p, or None for all)
+        sorted (stably) by the entry they add to (or, with `place`, by that entry's place in the
+        update's rows), and the runs of equal entries: a run is summed in a register, from 0.0 in
+        the original order, as np.bincount sums it, instead of through memory (a chain of
+        dependent loads and stores). Updates not in `updates` have no terms, so no runs."""
+        n = self.num_players
+        run_start, run_target, run_off, others, numbers = [], [], [0], [], []
+        base = 0
+        for u in range(n + 1):
+            if u not in updates:
+                run_off.append(run_off[-1])
+                continue
+            target, other, number = table[u if u < n else None]
+            sort = (target if place is None else place[u][target]).argsort(kind="stable")
+            sorted_target = target[sort]
+            starts = _run_starts(sorted_target)
+            run_start.append(base + starts)
+            run_target.append(sorted_target[starts])
+            run_off.append(run_off[-1] + len(starts))
+            others.append(np.asarray(other).reshape(len(target), n - 1)[sort])
+            numbers.append(number[sort])
+            base += len(target)
+        run_start.append(np.array([base]))          # where the last run ends
+        return (np.concatenate(run_start), np.concatenate(run_target), np.array(run_off, dtype=np.int64),
+                np.concatenate(others), np.concatenate(numbers))
 
     def extended(self, game_seq: Any) -> np.ndarray:
         """Extended index (0 = empty) of game sequences J * A + a (-1 = empty).

@@ -22,6 +22,7 @@ from labkit._messages import show
 
 CHANCE = -1      # the same player ids as OpenSpiel
 TERMINAL = -4
+_FEW_INFOSETS = 512   # `_own_depths` of up to this many infosets: a Python loop
 
 
 @dataclass(eq=False)
@@ -318,12 +319,14 @@ def _own_depths(parent_seq, num_actions):
     (-1: none): the number of its ancestors, counted a generation per pass. Parents are numbered
     before their children (breadth-first order), so the ancestor chains end."""
     parent = np.where(parent_seq >= 0, parent_seq // num_actions, -1)
-    depth = np.zeros(len(parent), dtype=np.int64)
-    if not (parent < np.arange(len(parent))).all():      # not in breadth-first order: one at a time
+    if len(parent) <= _FEW_INFOSETS or not (parent < np.arange(len(parent))).all():
+        # one at a time: a few infosets (where numpy's passes cost more), or not in breadth-first order
+        depths = [0] * len(parent)
         for i, p in enumerate(parent.tolist()):
             if p >= 0:
-                depth[i] = depth[p] + 1
-        return depth
+                depths[i] = depths[p] + 1
+        return np.array(depths, dtype=np.int64)
+    depth = np.zeros(len(parent), dtype=np.int64)
     above = parent                                       # each infoset's ancestor, one step further per pass
     while True:
         has = above >= 0
