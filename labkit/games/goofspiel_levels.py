@@ -8,9 +8,9 @@ operations over all its histories:
 1. the children of a history are the cards left in the acting player's hand (or the prizes not
    turned up yet), in increasing order: ``np.nonzero`` of a (histories, cards) mask, row after
    row, is the breadth-first order of `compile_game`'s walk (which sorts the moves);
-2. when the last player of a round has bid, the round is scored for every history at once (the
-   single highest bid wins the prize's value), and after the second-to-last round the last one
-   plays itself out;
+2. when the last player of a round has bid, its winner (the single highest bid, if any) is noted
+   for every history at once, and after the second-to-last round the last one plays itself out;
+   at the terminals each player's points add up the values of the prizes it won;
 3. what the players know is kept as integer codes: a public code (the prizes turned up, who won
    each round and, when bids are shown, every bid of the finished rounds) and, with ``imp_info``,
    a private code per player (its own bids). Two decision histories of a level are in the same
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from labkit.games.goofspiel import Goofspiel
 
 _CODE_LIMIT = 2 ** 62
-_KEEP_UP_TO = 50_000                                # skeletons of trees up to this size are kept (a few MB)
+_KEEP_UP_TO = 50_000                                # skeletons of trees up to this size are kept (a few MB each)
 _FEW_ROWS = 256                                     # `_texts` of up to this many rows: a dict, not np.unique
 _NOT_YET = -2                                       # `_key_parts`: a round not finished yet
 
@@ -93,14 +93,9 @@ def _winners(bids: np.ndarray) -> np.ndarray:
     return np.where(single, bids.argmax(axis=1), -1)
 
 
-def level_plan(game: Goofspiel) -> list[tuple[int, int]]:
+def level_plan(num_cards: int, players: int, random_order: bool) -> list[tuple[int, int]]:
     """The kind of each depth level, as (player, round): player CHANCE (a prize is turned up), a
     bidding player, or TERMINAL for the last level (its round: the number of rounds with bids)."""
-    return _plan(game.num_cards, game.num_players, game.points_order == "random")
-
-
-def _plan(num_cards: int, players: int, random_order: bool) -> list[tuple[int, int]]:
-    """`level_plan` from the sizes."""
     rounds = max(num_cards - 1, 1)                  # from 2 cards on, the last round plays itself
     plan = []
     for r in range(rounds):
@@ -147,7 +142,7 @@ def compile_goofspiel(game: Goofspiel) -> GameTree:
 def _skeleton(num_cards: int, players: int, imp_info: bool, random_order: bool) -> _Skeleton:
     """The `_Skeleton` of goofspiel of this size, level by level (module docstring)."""
     N, n = num_cards, players
-    plan = _plan(N, n, random_order)
+    plan = level_plan(N, n, random_order)
     rounds = plan[-1][1]
     scored = rounds + (N >= 2)                      # the rounds with bids and the last one
     full = (1 << N) - 1
