@@ -38,6 +38,7 @@ own sequence tree, so each level of step 2 and step 3 is one numpy operation on 
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import TYPE_CHECKING, Any
 
@@ -620,15 +621,7 @@ class CFR(Solver):
         self.policy_sum = np.zeros(shape)            # S(I, a), internal order
         self.regret_scale = np.zeros((shape[0], 1))  # cumulative tie bound of each row (labkit.regret)
         self._sigma = self.tree.uniform.copy()       # regret matching of R
-        legal = self.tree.legal.astype(float)
-        self._update_masks: dict[int | None, np.ndarray] = {None: legal}
-        self._update_rows: dict[int | None, np.ndarray] = {None: np.ones((shape[0], 1))}
-        for p in range(self.game.num_players):
-            self._update_masks[p] = legal * (self.tree.player == p)[:, None]
-            self._update_rows[p] = (self.tree.player == p)[:, None].astype(float)
-        self._pass = _CounterfactualPass(self.tree)
         self._stale = None                           # whose own reach the pass must recompute (None: all)
-        self._scratch, self._small = np.empty(shape), np.empty(shape, dtype=bool)     # the tie tests' buffers
         # the compiled kernel replays exactly CFR's, CFR+'s and DCFR's updates: a subclass that
         # changes an update keeps the numpy version
         cls = type(self)
@@ -652,6 +645,30 @@ class CFR(Solver):
                 kernels.bind(self, "_kernel", kernels.load("labkit._cfr_kernels").iterations)
             self._plan = self.tree._kernel_plan_for(range(self.game.num_players) if self.alternating_updates
                                                     else (self.game.num_players,)) + (self._work,)
+
+    # what only the numpy updates use is made on first use (the compiled kernel has its own)
+    @functools.cached_property
+    def _update_masks(self) -> dict[int | None, np.ndarray]:
+        """The legal actions, as 0/1, of every row (None) and of each player's rows."""
+        legal = self.tree.legal.astype(float)
+        masks: dict[int | None, np.ndarray] = {None: legal}
+        for p in range(self.game.num_players):
+            masks[p] = legal * (self.tree.player == p)[:, None]
+        return masks
+
+    @functools.cached_property
+    def _pass(self) -> _CounterfactualPass:
+        return _CounterfactualPass(self.tree)
+
+    @functools.cached_property
+    def _scratch(self) -> np.ndarray:
+        """The tie test's buffer for |instantaneous regrets|."""
+        return np.empty(self.tree.legal.shape)
+
+    @functools.cached_property
+    def _small(self) -> np.ndarray:
+        """The tie tests' buffer for their verdicts."""
+        return np.empty(self.tree.legal.shape, dtype=bool)
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):
