@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_setup.py                       # goofspiel 4, 5, 6 and 3-player Leduc
     .venv/bin/python benchmarks/bench_setup.py --games "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
     .venv/bin/python benchmarks/bench_setup.py --adapter --games leduc_poker "liars_dice(numdice=1)"
-    .venv/bin/python benchmarks/bench_setup.py --cold --games "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
+    .venv/bin/python benchmarks/bench_setup.py --cold --repeats 31 \
+        --games "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
 
 For each game, in one process, alternating (CPU time, `time.process_time`, median over --repeats):
 

@@ -109,7 +109,7 @@ class GameTree:
         self.is_terminal = self.player == TERMINAL
         self.is_chance = self.player == CHANCE
         self.terminals = self.is_terminal.nonzero()[0]
-        self._key_index = dict(zip(self.infoset_keys, range(self.num_infosets)))
+        self._key_index = dict(zip(self.infoset_keys, range(self.num_infosets), strict=True))
         # depth levels: breadth-first order makes them contiguous
         bounds = (self.depth[1:] != self.depth[:-1]).nonzero()[0] + 1
         starts = np.concatenate(([0], bounds))

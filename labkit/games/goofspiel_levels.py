@@ -116,7 +116,7 @@ def compile_goofspiel(game: Goofspiel) -> GameTree:
     own = np.copy if kept else np.asarray
     # prize of each scored round at each terminal (a fixed order: the same at every terminal)
     rounds = skeleton.won.shape[1]
-    prizes = skeleton.prizes if random_order else np.array([_fixed_prize(game, r) for r in range(rounds)])
+    prizes = np.array([_fixed_prize(game, r) for r in range(rounds)]) if skeleton.prizes is None else skeleton.prizes
     value = prizes + 1                              # a card's value is its number
     points = np.zeros((len(skeleton.won), n), dtype=np.int64)
     for q in range(n):
@@ -365,5 +365,5 @@ def _texts(values: np.ndarray, write: Callable[[Sequence[int]], str]) -> list[st
         code = (values + 2) @ (base ** np.arange(w - 1, -1, -1, dtype=np.int64))
         _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
         distinct = values[first]
-    table = [write(row) for row in distinct.tolist()]
-    return [table[i] for i in inverse.reshape(-1).tolist()]
+    written = [write(row) for row in distinct.tolist()]
+    return [written[i] for i in inverse.reshape(-1).tolist()]
