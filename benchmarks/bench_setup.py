@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/bench_setup.py                       # goofspiel 4, 5, 6 and 3-player Leduc
     .venv/bin/python benchmarks/bench_setup.py --games "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
     .venv/bin/python benchmarks/bench_setup.py --adapter --games leduc_poker "liars_dice(numdice=1)"
+    .venv/bin/python benchmarks/bench_setup.py --cold --repeats 31 \
+        --games "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
 
 For each game, in one process, alternating (CPU time, `time.process_time`, median over --repeats):
 
@@ -12,6 +14,9 @@ For each game, in one process, alternating (CPU time, `time.process_time`, media
   With ``--adapter`` the game is compiled from OpenSpiel's own implementation instead
   (`labkit.games.openspiel_adapter.OpenSpielDefinition`, what ``labkit.games.from_openspiel``
   does: every state is asked of pyspiel);
+  labkit keeps the points-order-free part of a small goofspiel tree (its skeleton,
+  `labkit.games.goofspiel_levels`), so from the second repeat on a goofspiel compile starts from
+  it; ``--cold`` forgets it before each repeat (what the first compile of a size costs);
 * OpenSpiel: ``pyspiel.CFRPlusSolver(game)`` (its constructor walks the whole tree and builds its
   information-state table), for goofspiel on ``pyspiel.convert_to_turn_based`` of the same game.
 
@@ -42,12 +47,16 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--adapter", action="store_true",
                         help="compile through labkit's OpenSpiel adapter instead of labkit's own game")
+    parser.add_argument("--cold", action="store_true",
+                        help="forget the goofspiel skeletons labkit keeps before each repeat: the cost of "
+                             "the first compile of a size in a process")
     args = parser.parse_args(argv)
 
     import pyspiel
 
     import labkit as lk
     from labkit.games import NATIVE_GAMES, parse_spec
+    from labkit.games import goofspiel_levels
     from labkit.games.base import compile_game
 
     print(f"labkit backend: {lk.kernels.backend()}; CPU seconds, median of the repeats\n")
@@ -61,6 +70,8 @@ def main(argv=None):
         repeats = 1 if "num_cards=6" in spec else args.repeats
         loads, steps, theirs = [], [], []
         for _ in range(repeats):
+            if args.cold:
+                goofspiel_levels._kept_skeleton.cache_clear()
             if args.adapter:
                 from labkit.games.openspiel_adapter import OpenSpielDefinition
                 seconds, tree = cpu(lambda: compile_game(OpenSpielDefinition(pyspiel.load_game(spec))))
@@ -76,7 +87,7 @@ def main(argv=None):
             del solver
         load, step, other = statistics.median(loads), statistics.median(steps), statistics.median(theirs)
         ours = load + step
-        label = f"{spec} (adapter)" if args.adapter else spec
+        label = f"{spec} (adapter)" if args.adapter else f"{spec} (cold)" if args.cold else spec
         print(f"{label:62s} {H:10,d} {load:10.3f} s {step:9.3f} s {other:8.3f} s "
               f"{ours / H * 1e6:14.2f} / {other / H * 1e6:<14.2f} {other / ours:6.2f}")
 

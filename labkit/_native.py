@@ -18,6 +18,7 @@ writable), its name carrying a hash of the source, the compiler and the flags.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import time
@@ -131,7 +132,7 @@ def cfr_iterations() -> Any:
 def pack(parts: dict[str, Any], names: tuple[str, ...], dtype: Any) -> np.ndarray:
     """One array: len(names) + 1 offsets (counted from the start of the array), then the parts."""
     arrays = [np.asarray(parts[name]).reshape(-1) for name in names]
-    offsets = len(names) + 1 + np.concatenate(([0], np.cumsum([len(a) for a in arrays])))
+    offsets = np.array(list(itertools.accumulate([len(a) for a in arrays], initial=len(names) + 1)))
     packed = np.concatenate([offsets] + arrays)
     if dtype == np.int32 and len(packed) and (packed.max() >= 2 ** 31 or packed.min() < -2 ** 31):
         raise ValueError("this game is too large for the compiled CFR kernel's int32 indices")

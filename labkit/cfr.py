@@ -38,6 +38,8 @@ own sequence tree, so each level of step 2 and step 3 is one numpy operation on 
 """
 from __future__ import annotations
 
+import functools
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -113,6 +115,7 @@ class SequenceTree:
         self.payoff_bound = largest[self.player]
         # the terms of each update (None: all players), computed on first use
         self._game = game
+        self._terminal_rows = None
         self.terminal_terms = _Lazy(self._terminal_terms)
         self.decision_terms = _Lazy(self._decision_terms)
         self._kernel_plans: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
@@ -130,17 +133,18 @@ class SequenceTree:
         """(own_ext, others_ext, chance_payoff) of the pairs (terminal z, player i) of update `player`."""
         game, n = self._game, self.num_players
         z = game.terminals
-        chance = _chance_reach(game)[z]
-        last = game.own_last_seq[z]                                        # (Z, n), game numbering
+        if self._terminal_rows is None:                                   # shared by the updates
+            self._terminal_rows = _chance_reach(game)[z], game.own_last_seq[z]
+        chance, last = self._terminal_rows                                # last: (Z, n), game numbering
         if player is None:
             ext = self.extended(last)
             own_ext = ext.reshape(-1)
             others = np.stack([np.delete(ext, i, axis=1) for i in range(n)], axis=1).reshape(len(z) * n, n - 1)
             payoff = (chance[:, None] * game.returns[z]).reshape(-1)
         else:
-            mine = np.flatnonzero(last[:, player] >= 0)                   # pairs where the player acted
+            mine = (last[:, player] >= 0).nonzero()[0]                    # pairs where the player acted
             own_ext = self.extended(last[mine, player])
-            others = self.extended(last[mine][:, np.arange(n) != player])
+            others = self.extended(last[mine[:, None], [q for q in range(n) if q != player]])
             payoff = chance[mine] * game.returns[z[mine], player]
         return own_ext, (others[:, 0].copy() if n == 2 else others), payoff
 
@@ -149,11 +153,11 @@ class SequenceTree:
         others' and chance's reach pi_{-i}(I) of an infoset is summed from its histories h, as
         pi_c(h) times the other players' realization weights of their last sequences before h."""
         game, n = self._game, self.num_players
-        h = np.flatnonzero(game.infoset >= 0)
         if player is not None:
-            h = h[game.player[h] == player]
-            others = self.extended(game.own_last_seq[h][:, np.arange(n) != player])
+            h = ((game.infoset >= 0) & (game.player == player)).nonzero()[0]
+            others = self.extended(game.own_last_seq[h[:, None], [q for q in range(n) if q != player]])
         else:
+            h = (game.infoset >= 0).nonzero()[0]
             last_h = self.extended(game.own_last_seq[h])                   # (D, n)
             others = last_h[np.arange(n) != game.player[h][:, None]].reshape(len(h), n - 1)
         return self.rank[game.infoset[h]], (others[:, 0].copy() if n == 2 else others), _chance_reach(game)[h]
@@ -194,9 +198,9 @@ class SequenceTree:
         n, I = self.num_players, self.num_infosets
         depth = self._depth
         depths = int(depth.max(initial=0)) + 1
-        groups = [np.flatnonzero(self.player == p) for p in range(n)] + [np.argsort(depth, kind="stable")]
+        groups = [(self.player == p).nonzero()[0] for p in range(n)] + [depth.argsort(kind="stable")]
         rows = np.concatenate(groups).astype(np.int64)
-        starts = np.cumsum([0] + [len(g) for g in groups])
+        starts = list(itertools.accumulate([len(g) for g in groups], initial=0))
         # row_level[u, d]: where update u's rows of own depth d start in `rows`
         row_level = np.array([start + np.searchsorted(depth[g], np.arange(depths + 1))
                               for start, g in zip(starts, groups, strict=False)], dtype=np.int64)
@@ -204,39 +208,8 @@ class SequenceTree:
         position = np.empty((n + 1, I), dtype=np.int64)
         for u, g in enumerate(groups):
             position[u, g] = np.arange(len(g))
-        keys = list(range(n)) + [None]
-        empty_terms = (np.zeros(0, dtype=np.int64), np.zeros((0, n - 1), dtype=np.int64), np.zeros(0))
-
-        def terms(table, u):
-            if u not in updates:
-                return empty_terms
-            own, others, numbers = table[keys[u]]
-            return own, np.asarray(others).reshape(len(own), n - 1), numbers
-
-        def grouped(table, place=None):
-            """Each update's terms sorted (stably) by the entry they add to (or, with `place`, by
-            that entry's place in the update's rows), and the runs of equal entries: a run is
-            summed in a register, from 0.0 in the original order, as np.bincount sums it,
-            instead of through memory (a chain of dependent loads and stores)."""
-            run_start, run_target, run_off, others, numbers = [np.zeros(1, dtype=np.int64)], [], [0], [], []
-            base = 0
-            for u in range(n + 1):
-                target, other, number = terms(table, u)
-                key = target if place is None else place[u][target]
-                # a stable sort: the keys made distinct by the terms' positions
-                sort = np.argsort(key * max(len(key), 1) + np.arange(len(key)))
-                sorted_target = target[sort]
-                starts = np.flatnonzero(np.diff(sorted_target, prepend=-1))
-                run_start.append(base + np.append(starts[1:], len(target)) if len(target) else starts)
-                run_target.append(sorted_target[starts])
-                run_off.append(run_off[-1] + len(starts))
-                others.append(other[sort])
-                numbers.append(number[sort])
-                base += len(target)
-            return (np.concatenate(run_start), np.concatenate(run_target), np.array(run_off, dtype=np.int64),
-                    np.concatenate(others), np.concatenate(numbers))
-
-        term, dec = grouped(self.terminal_terms), grouped(self.decision_terms, position)
+        term = self._grouped(self.terminal_terms, updates)
+        dec = self._grouped(self.decision_terms, updates, position)
         # the regret update visits each update's rows in `rows` order and reads their runs of
         # decision-history terms in turn: one run per row (every infoset has a history), same order
         for u in range(n + 1):
@@ -248,6 +221,33 @@ class SequenceTree:
             term_others=term[3], term_payoff=term[4], dec_start=dec[0], dec_off=dec[2], dec_others=dec[3],
             dec_chance=dec[4], rows=rows, row_level=row_level, payoff_bound=self.payoff_bound,
             legal=self.legal.astype(np.float64), uniform=self.uniform)
+
+    def _grouped(self, table, updates, place=None):
+        """Each update's terms (from `table`, one entry per update: player p, or None for all)
+        sorted (stably) by the entry they add to (or, with `place`, by that entry's place in the
+        update's rows), and the runs of equal entries: a run is summed in a register, from 0.0 in
+        the original order, as np.bincount sums it, instead of through memory (a chain of
+        dependent loads and stores). Updates not in `updates` have no terms, so no runs."""
+        n = self.num_players
+        run_start, run_target, run_off, others, numbers = [], [], [0], [], []
+        base = 0
+        for u in range(n + 1):
+            if u not in updates:
+                run_off.append(run_off[-1])
+                continue
+            target, other, number = table[u if u < n else None]
+            sort = (target if place is None else place[u][target]).argsort(kind="stable")
+            sorted_target = target[sort]
+            starts = _run_starts(sorted_target)
+            run_start.append(base + starts)
+            run_target.append(sorted_target[starts])
+            run_off.append(run_off[-1] + len(starts))
+            others.append(np.asarray(other).reshape(len(target), n - 1)[sort])
+            numbers.append(number[sort])
+            base += len(target)
+        run_start.append(np.array([base]))          # where the last run ends
+        return (np.concatenate(run_start), np.concatenate(run_target), np.array(run_off, dtype=np.int64),
+                np.concatenate(others), np.concatenate(numbers))
 
     def extended(self, game_seq: Any) -> np.ndarray:
         """Extended index (0 = empty) of game sequences J * A + a (-1 = empty).
@@ -338,6 +338,14 @@ def sequence_tree(game: GameTree) -> SequenceTree:
     if cached is None:
         cached = game.__dict__["_sequence_tree"] = SequenceTree(game)
     return cached
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal entries of `values` starts (0 first, unless `values` is empty)."""
+    change = np.empty(len(values), dtype=bool)
+    change[:1] = True
+    np.not_equal(values[1:], values[:-1], out=change[1:])
+    return change.nonzero()[0]
 
 
 class _Lazy(dict):
@@ -613,15 +621,7 @@ class CFR(Solver):
         self.policy_sum = np.zeros(shape)            # S(I, a), internal order
         self.regret_scale = np.zeros((shape[0], 1))  # cumulative tie bound of each row (labkit.regret)
         self._sigma = self.tree.uniform.copy()       # regret matching of R
-        legal = self.tree.legal.astype(float)
-        self._update_masks: dict[int | None, np.ndarray] = {None: legal}
-        self._update_rows: dict[int | None, np.ndarray] = {None: np.ones((shape[0], 1))}
-        for p in range(self.game.num_players):
-            self._update_masks[p] = legal * (self.tree.player == p)[:, None]
-            self._update_rows[p] = (self.tree.player == p)[:, None].astype(float)
-        self._pass = _CounterfactualPass(self.tree)
         self._stale = None                           # whose own reach the pass must recompute (None: all)
-        self._scratch, self._small = np.empty(shape), np.empty(shape, dtype=bool)     # the tie tests' buffers
         # the compiled kernel replays exactly CFR's, CFR+'s and DCFR's updates: a subclass that
         # changes an update keeps the numpy version
         cls = type(self)
@@ -645,6 +645,30 @@ class CFR(Solver):
                 kernels.bind(self, "_kernel", kernels.load("labkit._cfr_kernels").iterations)
             self._plan = self.tree._kernel_plan_for(range(self.game.num_players) if self.alternating_updates
                                                     else (self.game.num_players,)) + (self._work,)
+
+    # what only the numpy updates use is made on first use (the compiled kernel has its own)
+    @functools.cached_property
+    def _update_masks(self) -> dict[int | None, np.ndarray]:
+        """The legal actions, as 0/1, of every row (None) and of each player's rows."""
+        legal = self.tree.legal.astype(float)
+        masks: dict[int | None, np.ndarray] = {None: legal}
+        for p in range(self.game.num_players):
+            masks[p] = legal * (self.tree.player == p)[:, None]
+        return masks
+
+    @functools.cached_property
+    def _pass(self) -> _CounterfactualPass:
+        return _CounterfactualPass(self.tree)
+
+    @functools.cached_property
+    def _scratch(self) -> np.ndarray:
+        """The tie test's buffer for |instantaneous regrets|."""
+        return np.empty(self.tree.legal.shape)
+
+    @functools.cached_property
+    def _small(self) -> np.ndarray:
+        """The tie tests' buffer for their verdicts."""
+        return np.empty(self.tree.legal.shape, dtype=bool)
 
     # -- one iteration -------------------------------------------------------------
     def _step(self):

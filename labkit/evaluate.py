@@ -216,9 +216,10 @@ def _chance_reach(game):
     by the same products level by level without the players' rows."""
     cached = game.__dict__.get("_chance_reach")
     if cached is None:
-        c = np.where(game.edge_owner == game.num_players, game.chance_prob, 1.0)
+        by_chance = game.edge_owner == game.num_players
+        c = np.where(by_chance, game.chance_prob, 1.0)
         parent = game.parent
-        for lv in game.levels[1:]:
+        for lv in game.levels[1:] if by_chance.any() else ():      # no chance move: every reach is 1
             c[lv] *= c[parent[lv]]
         cached = game.__dict__["_chance_reach"] = c
     return cached

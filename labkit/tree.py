@@ -12,6 +12,7 @@ the game's action ids (zero on illegal actions). A *sequence* of a player is a p
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from labkit._messages import show
 
 CHANCE = -1      # the same player ids as OpenSpiel
 TERMINAL = -4
+_FEW_INFOSETS = 512   # `_own_depths` of up to this many infosets: a Python loop
 
 
 @dataclass(eq=False)
@@ -106,32 +108,55 @@ class GameTree:
         self.num_infosets = len(self.infoset_keys)
         self.is_terminal = self.player == TERMINAL
         self.is_chance = self.player == CHANCE
-        self.terminals = np.flatnonzero(self.is_terminal)
-        self._key_index = {k: i for i, k in enumerate(self.infoset_keys)}
+        self.terminals = self.is_terminal.nonzero()[0]
+        self._key_index = dict(zip(self.infoset_keys, range(self.num_infosets), strict=True))
         # depth levels: breadth-first order makes them contiguous
-        bounds = np.flatnonzero(np.diff(self.depth)) + 1
+        bounds = (self.depth[1:] != self.depth[:-1]).nonzero()[0] + 1
         starts = np.concatenate(([0], bounds))
         stops = np.concatenate((bounds, [H]))
         self.levels = [slice(int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
-        # the edge into h: who moved (row n stands for chance) and which sequence it is
-        par = np.maximum(self.parent, 0)
-        parent_player = np.where(self.parent >= 0, self.player[par], CHANCE)
+        # who moved on the edge into h (row n stands for chance)
+        parent_player = np.where(self.parent >= 0, self.player[np.maximum(self.parent, 0)], CHANCE)
         self.edge_owner = np.where(parent_player == CHANCE, n, parent_player)
-        self.edge_infoset = np.where(self.parent >= 0, self.infoset[par], -1)
-        self.is_decision_edge = self.edge_infoset >= 0
-        self.edge_seq = np.where(self.is_decision_edge, self.edge_infoset * A + np.maximum(self.action, 0), -1)
-        self.decision_edges = np.flatnonzero(self.is_decision_edge)
-        # bottom-up sums: for each level, its non-terminal nodes and where their children start
-        self.child_blocks: list[tuple[np.ndarray, np.ndarray, slice]] = []
-        for d, lv in enumerate(self.levels[:-1]):
-            nodes = np.arange(lv.start, lv.stop)
-            internal = nodes[~self.is_terminal[nodes]]
-            nxt = self.levels[d + 1]
-            first_child = np.searchsorted(self.parent[nxt], internal)
-            self.child_blocks.append((internal, first_child, nxt))
-        self.num_legal = self.legal_mask.sum(axis=1)
         # own depth of each infoset in its player's sequence tree (parents come first in BFS)
         self.infoset_own_depth = _own_depths(self.infoset_parent_seq, A)
+
+    # what only some passes read is computed on first use (a solver's set-up reads none of it)
+    @functools.cached_property
+    def edge_infoset(self) -> np.ndarray:
+        """(H,) the infoset of the decision history the edge into h leaves, -1 elsewhere."""
+        return np.where(self.parent >= 0, self.infoset[np.maximum(self.parent, 0)], -1)
+
+    @functools.cached_property
+    def is_decision_edge(self) -> np.ndarray:
+        """(H,) whether a player's decision leads into h."""
+        return self.edge_infoset >= 0
+
+    @functools.cached_property
+    def edge_seq(self) -> np.ndarray:
+        """(H,) the sequence I * A + a of the decision into h, -1 where chance moved (or at the root)."""
+        return np.where(self.is_decision_edge, self.edge_infoset * self.num_actions + np.maximum(self.action, 0), -1)
+
+    @functools.cached_property
+    def decision_edges(self) -> np.ndarray:
+        """The histories a player's decision leads into, in increasing order."""
+        return self.is_decision_edge.nonzero()[0]
+
+    @functools.cached_property
+    def child_blocks(self) -> list[tuple[np.ndarray, np.ndarray, slice]]:
+        """For the bottom-up sums, per level: its non-terminal nodes, where their children start in
+        the next level, and that level (`parent` never decreases in breadth-first order, so one
+        search finds every first child)."""
+        internal = (~self.is_terminal).nonzero()[0]
+        first_child = self.parent.searchsorted(internal)
+        cuts = internal.searchsorted([lv.start for lv in self.levels]).tolist() + [len(internal)]
+        return [(internal[cuts[d]:cuts[d + 1]], first_child[cuts[d]:cuts[d + 1]] - nxt.start, nxt)
+                for d, nxt in enumerate(self.levels[1:])]
+
+    @functools.cached_property
+    def num_legal(self) -> np.ndarray:
+        """(I,) the number of legal actions at each infoset."""
+        return self.legal_mask.sum(axis=1)
 
     def __getstate__(self) -> dict[str, Any]:
         """A pickled or copied tree keeps its arrays and leaves out what labkit caches on it (the
@@ -291,18 +316,21 @@ class GameTree:
 
 def _own_depths(parent_seq, num_actions):
     """Depth of each infoset in its player's sequence tree, from its parent sequence I' * A + a'
-    (-1: none). Parents are numbered before their children (breadth-first order), so a pass per
-    depth level sets every infoset whose parent's depth is known."""
+    (-1: none): the number of its ancestors, counted a generation per pass. Parents are numbered
+    before their children (breadth-first order), so the ancestor chains end."""
     parent = np.where(parent_seq >= 0, parent_seq // num_actions, -1)
-    depth = np.zeros(len(parent), dtype=np.int64)
-    if not np.all(parent < np.arange(len(parent))):      # not in breadth-first order: one at a time
+    if len(parent) <= _FEW_INFOSETS or not (parent < np.arange(len(parent))).all():
+        # one at a time: a few infosets (where numpy's passes cost more), or not in breadth-first order
+        depths = [0] * len(parent)
         for i, p in enumerate(parent.tolist()):
             if p >= 0:
-                depth[i] = depth[p] + 1
-        return depth
-    known = parent < 0
-    while not known.all():
-        ready = np.flatnonzero(~known & known[np.maximum(parent, 0)])
-        depth[ready] = depth[parent[ready]] + 1
-        known[ready] = True
-    return depth
+                depths[i] = depths[p] + 1
+        return np.array(depths, dtype=np.int64)
+    depth = np.zeros(len(parent), dtype=np.int64)
+    above = parent                                       # each infoset's ancestor, one step further per pass
+    while True:
+        has = above >= 0
+        if not has.any():
+            return depth
+        depth += has
+        above = np.where(has, parent[above], -1)         # (where above is -1, parent[-1] is read and dropped)

@@ -39,6 +39,7 @@ compiling costs about 0.5 KB per history at its peak (3-player Leduc, 1.8 M hist
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -358,11 +359,22 @@ def count_histories_up_to(definition: GameDefinition, budget: int) -> int | None
 
 
 def _counts_with_limit(counter: Any) -> bool:
-    """Whether a definition's ``count_histories`` takes the `limit` argument."""
+    """Whether a definition's ``count_histories`` takes the `limit` argument (asked once per
+    function: `inspect.signature` costs more than compiling a small game's levels)."""
+    function = getattr(counter, "__func__", counter)      # a method: its class's function
+    try:
+        return _takes_limit(function)
+    except TypeError:                        # an unhashable callable object: asked every time
+        return _takes_limit.__wrapped__(function)
+
+
+@functools.lru_cache(maxsize=64)
+def _takes_limit(function: Any) -> bool:
+    """Whether `function` has a parameter named ``limit``."""
     import inspect
 
     try:
-        return "limit" in inspect.signature(counter).parameters
+        return "limit" in inspect.signature(function).parameters
     except (TypeError, ValueError):          # a builtin or an object without a signature
         return False
 

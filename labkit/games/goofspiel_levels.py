@@ -8,9 +8,9 @@ operations over all its histories:
 1. the children of a history are the cards left in the acting player's hand (or the prizes not
    turned up yet), in increasing order: ``np.nonzero`` of a (histories, cards) mask, row after
    row, is the breadth-first order of `compile_game`'s walk (which sorts the moves);
-2. when the last player of a round has bid, the round is scored for every history at once (the
-   single highest bid wins the prize's value), and after the second-to-last round the last one
-   plays itself out;
+2. when the last player of a round has bid, its winner (the single highest bid, if any) is noted
+   for every history at once, and after the second-to-last round the last one plays itself out;
+   at the terminals each player's points add up the values of the prizes it won;
 3. what the players know is kept as integer codes: a public code (the prizes turned up, who won
    each round and, when bids are shown, every bid of the finished rounds) and, with ``imp_info``,
    a private code per player (its own bids). Two decision histories of a level are in the same
@@ -20,12 +20,21 @@ operations over all its histories:
 Information sets are numbered by their first history (the order in which the walk meets them), and
 only their keys are written as strings, from the moves on the path to that first history. The
 result is the `GameTree` of the walk, array for array and key for key (tests/test_games.py).
+
+The prizes' values enter only the points, never the shape of the tree or who knows what: a fixed
+order (ascending or descending) turns up the same round's prize at every history, and a round's
+winner is decided by the bids alone. So the tree is built in two steps: a `_Skeleton` of the
+(num_cards, players, imp_info, random order or not) that every points order and returns type share
+(the arrays, who won each round at each terminal, the keys without their prizes), then the points,
+returns and keys of the game. The skeletons of small trees are kept (`_KEEP_UP_TO`): there the
+fixed cost of the numpy calls, not the size, is the price of a compile, and a second compile of
+the same size (another points order, or the same game again) starts from the kept skeleton.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from functools import lru_cache, partial
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -35,7 +44,28 @@ if TYPE_CHECKING:
     from labkit.games.goofspiel import Goofspiel
 
 _CODE_LIMIT = 2 ** 62
-_FEW_ROWS = 64                                      # `_keys` writes levels of up to this many infosets key by key
+_KEEP_UP_TO = 50_000                                # skeletons of trees up to this size are kept (a few MB each)
+_FEW_ROWS = 256                                     # `_texts` of up to this many rows: a dict, not np.unique
+_NOT_YET = -2                                       # `_key_parts`: a round not finished yet
+
+
+class _Skeleton(NamedTuple):
+    """What the goofspiel trees of one (num_cards, players, imp_info, random order or not) share,
+    whatever their fixed points order and returns type (the arrays are the `GameTree`'s)."""
+    parent: np.ndarray
+    action: np.ndarray
+    player: np.ndarray
+    depth: np.ndarray
+    infoset: np.ndarray
+    chance_prob: np.ndarray
+    infoset_player: np.ndarray
+    legal_mask: np.ndarray
+    infoset_parent_seq: np.ndarray
+    own_last: np.ndarray
+    won: np.ndarray               # (Z, R): the single highest bidder of each scored round at each terminal, or -1
+    prizes: np.ndarray | None     # (Z, R): the prize of each round at each terminal (random order), else None
+    key_prizes: list[tuple[int, ...]]     # the prizes turned up at each infoset (a fixed order: their rounds)
+    key_tails: list[str]                  # each key after its prizes, e.g. "my bids 1,3 | won P0,tie"
 
 
 def _extend(code: np.ndarray, value: np.ndarray | int, base: int) -> np.ndarray:
@@ -51,11 +81,6 @@ def _cards(mask: np.ndarray, num_cards: int) -> np.ndarray:
     return ((mask[:, None] >> np.arange(num_cards)) & 1).astype(bool)
 
 
-def _only_card(mask: np.ndarray, num_cards: int) -> np.ndarray:
-    """The card of each one-card bitmask."""
-    return _cards(mask, num_cards).argmax(axis=1)
-
-
 def _fixed_prize(game: Goofspiel, r: int) -> int:
     """The prize turned up in round r when the order is not random."""
     return r if game.points_order == "ascending" else game.num_cards - 1 - r
@@ -68,109 +93,149 @@ def _winners(bids: np.ndarray) -> np.ndarray:
     return np.where(single, bids.argmax(axis=1), -1)
 
 
-def _score(bids: np.ndarray, stake: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """Add the prize at stake, card value stake + 1, to each row's single highest bidder (in place)."""
-    winner = _winners(bids)
-    rows = np.flatnonzero(winner >= 0)
-    points[rows, winner[rows]] += stake[rows] + 1
-    return winner
-
-
-def level_plan(game: Goofspiel) -> list[tuple[int, int]]:
+def level_plan(num_cards: int, players: int, random_order: bool) -> list[tuple[int, int]]:
     """The kind of each depth level, as (player, round): player CHANCE (a prize is turned up), a
     bidding player, or TERMINAL for the last level (its round: the number of rounds with bids)."""
-    rounds = max(game.num_cards - 1, 1)             # from 2 cards on, the last round plays itself
+    rounds = max(num_cards - 1, 1)                  # from 2 cards on, the last round plays itself
     plan = []
     for r in range(rounds):
-        if game.points_order == "random":
+        if random_order:
             plan.append((CHANCE, r))
-        plan.extend((p, r) for p in range(game.num_players))
+        plan.extend((p, r) for p in range(players))
     plan.append((TERMINAL, rounds))
     return plan
 
 
 def compile_goofspiel(game: Goofspiel) -> GameTree:
-    """The `GameTree` of a `Goofspiel` definition, level by level (module docstring)."""
-    N, n = game.num_cards, game.num_players
-    plan = level_plan(game)
+    """The `GameTree` of a `Goofspiel` definition: its size's `_Skeleton` (module docstring), then
+    the points, returns and keys of its prizes."""
+    N, n, random_order = game.num_cards, game.num_players, game.points_order == "random"
+    kept = game.count_histories() <= _KEEP_UP_TO
+    skeleton = (_kept_skeleton if kept else _skeleton)(N, n, game.imp_info, random_order)
+    # the kept arrays are copied, so that no tree shares an array with another
+    own = np.copy if kept else np.asarray
+    # prize of each scored round at each terminal (a fixed order: the same at every terminal)
+    rounds = skeleton.won.shape[1]
+    prizes = np.array([_fixed_prize(game, r) for r in range(rounds)]) if skeleton.prizes is None else skeleton.prizes
+    value = prizes + 1                              # a card's value is its number
+    points = np.zeros((len(skeleton.won), n), dtype=np.int64)
+    for q in range(n):
+        points[:, q] = ((skeleton.won == q) * value).sum(axis=1)
+    H = len(skeleton.parent)
+    returns = np.zeros((H, n))
+    returns[H - len(points):] = _returns(game, points)
+    # the keys: their prizes written once per distinct list of prizes (or rounds)
+    prize_of = (lambda card: card) if random_order else partial(_fixed_prize, game)
+    prize_texts = {t: ",".join(str(prize_of(x) + 1) for x in t) for t in set(skeleton.key_prizes)}
+    keys = [f"P{p} | prizes {prize_texts[t]} | {tail}" for p, t, tail in
+            zip(skeleton.infoset_player.tolist(), skeleton.key_prizes, skeleton.key_tails, strict=True)]
+    from labkit.games.base import _action_name
+    return GameTree(
+        name=game.name, num_players=n, num_actions=N, parent=own(skeleton.parent), action=own(skeleton.action),
+        player=own(skeleton.player), depth=own(skeleton.depth), infoset=own(skeleton.infoset),
+        chance_prob=own(skeleton.chance_prob), returns=returns, infoset_keys=keys,
+        infoset_player=own(skeleton.infoset_player), legal_mask=own(skeleton.legal_mask),
+        infoset_parent_seq=own(skeleton.infoset_parent_seq), own_last_seq=own(skeleton.own_last),
+        action_names=[_action_name(game, a) for a in range(N)], definition=game)
+
+
+def _skeleton(num_cards: int, players: int, imp_info: bool, random_order: bool) -> _Skeleton:
+    """The `_Skeleton` of goofspiel of this size, level by level (module docstring)."""
+    N, n = num_cards, players
+    plan = level_plan(N, n, random_order)
     rounds = plan[-1][1]
+    scored = rounds + (N >= 2)                      # the rounds with bids and the last one
+    full = (1 << N) - 1
+    cards = _cards(np.arange(full + 1), N)          # cards[mask]: the cards of a bitmask, a row of N bools
+    card_of = cards.argmax(axis=1)                  # card_of[mask]: the card of a one-card bitmask
     # the current level's histories: cards spent (a bitmask per player), prizes not turned up (a
-    # bitmask), the prize at stake, this round's bids, points, and the public and private codes
+    # bitmask, random order), this round's bids, the winner (and prize) of each round scored so
+    # far, each player's last sequence (infoset * N + card, -1: none yet), and the public and
+    # private codes
     spent = np.zeros((1, n), dtype=np.int64)
-    prizes_left = np.full(1, (1 << N) - 1, dtype=np.int64)
-    stake = np.full(1, -1, dtype=np.int64)
-    if game.points_order != "random":
-        stake[:] = _fixed_prize(game, 0)
-        prizes_left &= ~(1 << stake)
+    prizes_left = np.full(1, full, dtype=np.int64)
     bids = np.zeros((1, n), dtype=np.int64)
-    points = np.zeros((1, n), dtype=np.int64)
+    won = np.zeros((1, scored), dtype=np.int8)
+    prizes = np.zeros((1, scored), dtype=np.int8)
+    own = np.full((1, n), -1, dtype=np.int64)
     public = np.zeros(1, dtype=np.int64)
     private = np.zeros((1, n), dtype=np.int64)
-    parents, actions, probs, sizes = [np.array([-1])], [np.array([-1])], [np.ones(1)], [1]
-    infoset_levels, first_levels, legal_levels = [], [], []
+    parents, actions, own_levels, sizes = [np.array([-1])], [np.array([-1])], [own], [1]
+    infoset_levels, first_levels, legal_levels, chance_levels = [], [], [], []
     offset = infosets = 0                           # first history of the level, infosets so far
     for p, r in plan[:-1]:
         if p == CHANCE:
-            available = _cards(prizes_left, N)
+            available = cards[prizes_left]
         else:
-            available = ~_cards(spent[:, p], N)     # the acting player's hand
-            infoset, first = _number_infosets(
-                _pair(private[:, p], public) if game.imp_info else public)
-            infoset_levels.append(infosets + infoset)
+            available = cards[full & ~spent[:, p]]  # the acting player's hand
+            infoset, first = _number_infosets(_pair(private[:, p], public) if imp_info else public)
+            infoset += infosets
+            infoset_levels.append(infoset)
             first_levels.append(offset + first)
             legal_levels.append(available[first])
-            if not np.array_equal(available, available[first][infoset]):
+            if not (available == available[first][infoset - infosets]).all():
                 from labkit.games.base import GameError
-                raise GameError(f"{game.name}: an information set mixes histories with different hands")
+                raise GameError(f"goofspiel({N} cards, {n} players): an information set mixes histories "
+                                "with different hands")
             infosets += len(first)
         parent, card = np.nonzero(available)        # the children: ascending cards, row after row
         parents.append(offset + parent)
         actions.append(card)
-        offset += len(stake)
+        offset += len(available)
         sizes.append(len(parent))
-        spent, prizes_left, stake = spent[parent], prizes_left[parent], stake[parent]
-        bids, points, public, private = bids[parent], points[parent], public[parent], private[parent]
+        spent, bids, won, own = spent[parent], bids[parent], won[parent], own[parent]
+        public, private = public[parent], private[parent]
+        own_levels.append(own)
+        if random_order:
+            prizes_left, prizes = prizes_left[parent], prizes[parent]
         if p == CHANCE:
-            probs.append(1.0 / available.sum(axis=1)[parent])
-            stake = card
+            chance_levels.append((offset, 1.0 / available.sum(axis=1)[parent]))
             prizes_left &= ~(1 << card)
+            prizes[:, r] = card
             public = _extend(public, card, N)
             continue
-        probs.append(np.ones(len(parent)))
+        own[:, p] = infoset[parent] * N + card
         spent[:, p] |= 1 << card
         bids[:, p] = card
         if p < n - 1:
             continue
-        # the round is over: score it, and everyone learns who won (and the bids, when shown)
-        winner = _score(bids, stake, points)
+        # the round is over: everyone learns who won (and the bids, when shown); a fixed order
+        # turns up the same next prize everywhere, which tells nobody anything
+        won[:, r] = winner = _winners(bids)
         for q in range(n):
-            if game.imp_info:
+            if imp_info:
                 private[:, q] = _extend(private[:, q], bids[:, q], N)
             else:
                 public = _extend(public, bids[:, q], N)
         public = _extend(public, winner + 1, n + 1)
-        if r == rounds - 1:
-            if N >= 2:                              # the last round: last cards for the last prize
-                last = np.stack([_only_card(((1 << N) - 1) & ~spent[:, q], N) for q in range(n)], axis=1)
-                _score(last, _only_card(prizes_left, N), points)
-        elif game.points_order != "random":
-            stake = np.full(len(stake), _fixed_prize(game, r + 1))
-            prizes_left &= ~(1 << stake)
-            public = _extend(public, stake, N)
+    if scored > rounds:                             # the last round: last cards for the last prize
+        won[:, rounds] = _winners(card_of[full & ~spent])
+        if random_order:
+            prizes[:, rounds] = card_of[prizes_left]
     parent = np.concatenate(parents)
+    H = len(parent)
+    player = np.repeat(np.array([p for p, _ in plan], dtype=np.int64), sizes)
+    infoset = np.full(H, -1, dtype=np.int64)
+    infoset[player >= 0] = np.concatenate(infoset_levels) if infoset_levels else []
+    chance_prob = np.ones(H)
+    for start, probs in chance_levels:
+        chance_prob[start:start + len(probs)] = probs
+    first_history = np.concatenate(first_levels) if first_levels else np.zeros(0, dtype=np.int64)
+    infoset_player = player[first_history]
+    own_last = np.concatenate(own_levels)
+    infoset_parent_seq = own_last[first_history, infoset_player]
+    from labkit.games.base import _check_recall
+    _check_recall(f"goofspiel({N} cards, {n} players)", own_last, player, infoset, infoset_parent_seq)
     action = np.concatenate(actions)
     depth = np.repeat(np.arange(len(sizes)), sizes)
-    player = np.repeat(np.array([p for p, _ in plan], dtype=np.int64), sizes)
-    H = len(parent)
-    infoset = np.full(H, -1, dtype=np.int64)
-    decision = player >= 0
-    infoset[decision] = np.concatenate(infoset_levels) if infoset_levels else []
-    first_history = np.concatenate(first_levels) if first_levels else np.zeros(0, dtype=np.int64)
+    key_prizes, key_tails = _key_parts(imp_info, n, parent, action, depth, first_history, plan)
     legal_mask = np.concatenate(legal_levels) if legal_levels else np.zeros((0, N), dtype=bool)
-    returns = np.zeros((H, n))
-    returns[H - len(points):] = _returns(game, points)
-    return _tree(game, parent, action, player, depth, infoset, np.concatenate(probs), returns,
-                 first_history, legal_mask, sizes, plan)
+    return _Skeleton(parent, action, player, depth, infoset, chance_prob, infoset_player, legal_mask,
+                     infoset_parent_seq, own_last, won.astype(np.int64),
+                     prizes.astype(np.int64) if random_order else None, key_prizes, key_tails)
+
+
+_kept_skeleton = lru_cache(maxsize=4)(_skeleton)
 
 
 def _pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -183,12 +248,22 @@ def _pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _number_infosets(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Infosets of one level from the histories' codes: the infoset of each history, numbered in
-    the order of first histories, and the first history (within the level) of each infoset."""
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
+    the order of first histories, and the first history (within the level) of each infoset.
+
+    What ``np.unique(code, return_index=True, return_inverse=True)`` finds, renumbered, by the
+    same stable sort without its fixed cost (a third of a small level's)."""
+    order = code.argsort(kind="stable")
+    sorted_code = code[order]
+    new = np.empty(len(code), dtype=bool)          # where a distinct code starts in sorted order
+    new[:1] = True
+    np.not_equal(sorted_code[1:], sorted_code[:-1], out=new[1:])
+    first = order[new]                              # the stable sort puts each code's first history first
+    by_first = first.argsort()
     rank = np.empty(len(first), dtype=np.int64)
-    rank[order] = np.arange(len(first))
-    return rank[inverse.reshape(-1)], first[order]
+    rank[by_first] = np.arange(len(first))
+    infoset = np.empty(len(code), dtype=np.int64)
+    infoset[order] = rank[new.cumsum() - 1]
+    return infoset, first[by_first]
 
 
 def _returns(game: Goofspiel, points: np.ndarray) -> np.ndarray:
@@ -204,96 +279,91 @@ def _returns(game: Goofspiel, points: np.ndarray) -> np.ndarray:
     return np.where(k == n, 0.0, values)
 
 
-def _tree(game: Goofspiel, parent: np.ndarray, action: np.ndarray, player: np.ndarray, depth: np.ndarray,
-          infoset: np.ndarray, chance_prob: np.ndarray, returns: np.ndarray, first_history: np.ndarray,
-          legal_mask: np.ndarray, sizes: list[int], plan: list[tuple[int, int]]) -> GameTree:
-    """The `GameTree` of the level arrays, with own last sequences, perfect recall checked and keys."""
-    from labkit.games.base import _action_name, _distinct_keys, _check_recall, _own_last_sequences
-    N, n = game.num_cards, game.num_players
-    infoset_player = player[first_history]
-    own_last = _own_last_sequences(parent, action, player, infoset, sizes, n, N)
-    infoset_parent_seq = own_last[first_history, infoset_player]
-    _check_recall(game.name, own_last, player, infoset, infoset_parent_seq)
-    keys = _keys(game, parent, action, depth, first_history, plan)
-    return GameTree(
-        name=game.name, num_players=n, num_actions=N, parent=parent, action=action, player=player,
-        depth=depth, infoset=infoset, chance_prob=chance_prob, returns=returns,
-        infoset_keys=_distinct_keys(keys, infoset_player.tolist()), infoset_player=infoset_player,
-        legal_mask=legal_mask, infoset_parent_seq=infoset_parent_seq, own_last_seq=own_last,
-        action_names=[_action_name(game, a) for a in range(N)], definition=game)
+def _key_parts(imp_info: bool, players: int, parent: np.ndarray, action: np.ndarray, depth: np.ndarray,
+               first_history: np.ndarray, plan: list[tuple[int, int]]) -> tuple[list[tuple[int, ...]], list[str]]:
+    """`GoofspielState.infoset_key` of every infoset's first history, from the moves on its path,
+    in two parts: the prizes turned up (random order: the cards; fixed order: their rounds, the
+    cards following from the order) and the text after them, e.g. "my bids 1,3 | won P0,tie".
 
-
-def _keys(game: Goofspiel, parent: np.ndarray, action: np.ndarray, depth: np.ndarray,
-          first_history: np.ndarray, plan: list[tuple[int, int]]) -> list[str]:
-    """`GoofspielState.infoset_key` of every infoset's first history, from the moves on its path;
-    each part of a key is written once per distinct value (`_texts`)."""
-    n = game.num_players
-    keys = []
+    The moves, bids and round winners are read with numpy for all infosets at once (the rounds
+    an infoset has not finished yet are marked `_NOT_YET`), and each part of a key is written
+    once per distinct value (`_texts`).
+    """
+    n, F = players, len(first_history)
     depths = depth[first_history]
-    for d in np.unique(depths).tolist():
-        rows = first_history[depths == d]
-        path = np.empty((len(rows), d), dtype=np.int64)
-        h = rows
-        for j in range(d - 1, -1, -1):
-            path[:, j] = action[h]
-            h = parent[h]
-        p, r = plan[d]
-        kinds = plan[:d]
-        if len(rows) <= _FEW_ROWS:                  # a few keys: written one by one, without the arrays below
-            keys += [_key(game, row, p, r, kinds) for row in path.tolist()]
-            continue
-        if game.points_order == "random":
-            prizes = path[:, [j for j, (q, _) in enumerate(kinds) if q == CHANCE]]
-        else:
-            prizes = np.tile([_fixed_prize(game, j) for j in range(r + 1)], (len(rows), 1))
-        # bids[:, s, q]: player q's bid in the finished round s
-        columns = [[j for j, (q, s) in enumerate(kinds) if q >= 0 and s == round_] for round_ in range(r)]
-        bids = path[:, columns] if r else np.zeros((len(rows), 0, n), dtype=np.int64)
-        winners = np.stack([_winners(bids[:, s]) for s in range(r)], axis=1) if r else bids[:, :, 0]
-        prize_text = _texts(prizes + 1, lambda row: ",".join(map(str, row)))
-        won_text = _texts(winners, lambda row: ",".join("tie" if w < 0 else f"P{w}" for w in row) or "-")
-        if game.imp_info:
-            bid_text = _texts(bids[:, :, p] + 1, lambda row: "my bids " + (",".join(map(str, row)) or "-"))
-        else:
-            bid_text = _texts(bids.reshape(len(rows), -1) + 1, partial(_all_bids_text, players=n))
-        keys += [f"P{p} | prizes {a} | {b} | won {c}" for a, b, c in zip(prize_text, bid_text, won_text, strict=True)]
-    return keys
-
-
-def _key(game: Goofspiel, path: list[int], p: int, r: int, kinds: list[tuple[int, int]]) -> str:
-    """`GoofspielState.infoset_key` of player p in round r after the moves `path` (one infoset of
-    `_keys`, in plain Python: the same parts, written the same way)."""
-    if game.points_order == "random":
-        prizes = [path[j] for j, (q, _) in enumerate(kinds) if q == CHANCE]
+    # moves[:, j]: the move j steps above each first history (a history at depth d uses j < d)
+    moves = np.empty((F, int(depths.max(initial=0))), dtype=np.int64)
+    h = first_history
+    for j in range(moves.shape[1]):
+        moves[:, j] = action[h]
+        h = parent[h]                               # the root's parent -1 reads a row never used
+    p_of, r_of = (np.array(column) for column in zip(*plan, strict=True))
+    bidder, rnd = p_of[depths], r_of[depths]        # who bids at each infoset, in which round
+    chance = int(plan[0][0] == CHANCE)              # random order: each round starts with its prize
+    R = int(rnd.max(initial=0))
+    # bids[f, s, q]: player q's bid in round s, the move at position s (n + chance) + chance + q
+    # from the root, that is depth - 1 - position steps above the first history
+    position = np.arange(R)[:, None] * (n + chance) + chance + np.arange(n)
+    steps = np.maximum(depths[:, None, None] - 1 - position, 0).reshape(F, R * n)
+    row = np.arange(F)[:, None]                     # each infoset's row of `moves`
+    bids = moves[row, steps].reshape(F, R, n)
+    finished = np.arange(R) < rnd[:, None]          # (F, R): the rounds each infoset has seen scored
+    won = np.where(finished, _round_winners(bids), _NOT_YET)
+    if imp_info:
+        shown = np.where(finished, bids[np.arange(F), :, bidder], _NOT_YET)
+        bid_texts = _texts(shown, _own_bids_text)
     else:
-        prizes = [_fixed_prize(game, j) for j in range(r + 1)]
-    # bids[s]: the bids of the finished round s, player after player
-    bids = [[path[j] for j, (q, s) in enumerate(kinds) if q >= 0 and s == round_] for round_ in range(r)]
-    winners = [row.index(max(row)) if row.count(max(row)) == 1 else -1 for row in bids]
-    if game.imp_info:
-        bid_text = "my bids " + (",".join(str(row[p] + 1) for row in bids) or "-")
+        shown = np.where(finished[:, :, None], bids, _NOT_YET).reshape(F, R * n)
+        bid_texts = _texts(shown, partial(_all_bids_text, players=n))
+    tails = [f"{b} | won {c}" for b, c in zip(bid_texts, _texts(won, _won_text), strict=True)]
+    if chance:                                      # the prizes of rounds 0..r, at positions s (n + 1)
+        steps = np.maximum(depths[:, None] - 1 - np.arange(R + 1) * (n + 1), 0)
+        prizes = [tuple(cards[:r + 1]) for cards, r in zip(moves[row, steps].tolist(), rnd.tolist(), strict=True)]
     else:
-        bid_text = _all_bids_text([b + 1 for row in bids for b in row], players=game.num_players)
-    won_text = ",".join("tie" if w < 0 else f"P{w}" for w in winners) or "-"
-    return f"P{p} | prizes {','.join(str(x + 1) for x in prizes)} | {bid_text} | won {won_text}"
+        spans = [tuple(range(r + 1)) for r in range(R + 1)]
+        prizes = [spans[r] for r in rnd.tolist()]
+    return prizes, tails
 
 
-def _all_bids_text(row: list[int], players: int) -> str:
-    """"bids 1:2 3:1" for the bids (from 1) of finished rounds, `players` numbers per round."""
-    rounds = [":".join(map(str, row[s:s + players])) for s in range(0, len(row), players)]
+def _round_winners(bids: np.ndarray) -> np.ndarray:
+    """(k, r): the single highest bidder of each finished round of `bids` (k, r, n), -1 on a tie."""
+    top = bids.max(axis=2)
+    single = (bids == top[:, :, None]).sum(axis=2) == 1
+    return np.where(single, bids.argmax(axis=2), -1)
+
+
+def _won_text(winners: Sequence[int]) -> str:
+    """"P1,tie" for the winners of the finished rounds (-1: a tie), "-" before any."""
+    return ",".join("tie" if w == -1 else f"P{w}" for w in winners if w != _NOT_YET) or "-"
+
+
+def _own_bids_text(bids: Sequence[int]) -> str:
+    """"my bids 1,3" for the bidder's own bids (cards from 0) in the finished rounds."""
+    return "my bids " + (",".join(str(b + 1) for b in bids if b != _NOT_YET) or "-")
+
+
+def _all_bids_text(row: Sequence[int], players: int) -> str:
+    """"bids 1:2 3:1" for the bids (cards from 0) of finished rounds, `players` numbers per round."""
+    rounds = [":".join(str(b + 1) for b in row[s:s + players]) for s in range(0, len(row), players)
+              if row[s] != _NOT_YET]
     return "bids " + (" ".join(rounds) or "-")
 
 
-def _texts(values: np.ndarray, write: Callable[[list[int]], str]) -> list[str]:
+def _texts(values: np.ndarray, write: Callable[[Sequence[int]], str]) -> list[str]:
     """[write(row) for row in values.tolist()] for the rows of `values` (k, w), small integers
-    from -1 on, calling `write` once per distinct row."""
+    from `_NOT_YET` (-2) on, calling `write` once per distinct row: thousands of keys are made of
+    a few dozen distinct parts. A few rows are told apart in a dict, many with np.unique."""
     k, w = values.shape
-    base = int(values.max(initial=0)) + 2
+    if k <= _FEW_ROWS:
+        rows = list(map(tuple, values.tolist()))
+        table = {row: write(row) for row in set(rows)}
+        return list(map(table.__getitem__, rows))
+    base = int(values.max(initial=0)) + 3
     if w == 0 or base ** w >= _CODE_LIMIT:
-        distinct, inverse = np.unique(values.reshape(k, w), axis=0, return_inverse=True)
+        distinct, inverse = np.unique(values, axis=0, return_inverse=True)
     else:
-        code = (values + 1) @ (base ** np.arange(w - 1, -1, -1, dtype=np.int64))
+        code = (values + 2) @ (base ** np.arange(w - 1, -1, -1, dtype=np.int64))
         _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
         distinct = values[first]
-    table = [write(row) for row in distinct.tolist()]
-    return [table[i] for i in inverse.reshape(-1).tolist()]
+    written = [write(row) for row in distinct.tolist()]
+    return [written[i] for i in inverse.reshape(-1).tolist()]
