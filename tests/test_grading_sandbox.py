@@ -43,6 +43,10 @@ facts["instructor"] = attempt(lambda: __import__("labkit_instructor"))
 facts["visible"] = [p for p in PATHS if os.path.exists(p)]
 facts["tmp_writable"] = attempt(lambda: open("/tmp/x", "w").write("x"))
 facts["caps"] = [l for l in open("/proc/self/status").read().splitlines() if l.startswith(("CapEff", "NoNewPrivs"))]
+# matplotlib's folder before anything imported matplotlib, and the grader's read-only files
+facts["mpl_config"] = sorted(os.listdir(os.environ["MPLCONFIGDIR"])) if os.path.isdir(os.environ["MPLCONFIGDIR"]) else None
+facts["font_list_write"] = attempt(lambda: open("/run/labkit/matplotlib/planted.json", "w"))
+facts["cpu_usage"] = attempt(lambda: float(open("/run/labkit/cpu-usage").read().split()[-1]))
 # a user namespace of its own would make the cell "root" there, free to mount over /usr
 import ctypes, subprocess
 done = subprocess.run(["unshare", "-Urm", "sh", "-c", "mount -t tmpfs none /usr && echo mounted"],
@@ -85,7 +89,7 @@ def inside(host_port, tmp_path_factory):
     run, cells = _facts([["answer", "x", LOOK_AROUND.replace("PORT", str(host_port)).replace("PATHS", repr(paths))]])
     (event,) = cells
     assert event["status"] == "error" and "FACTS" in event["error"], (event, run.stderr)
-    return json.loads(event["error"].split("FACTS", 1)[1])
+    return {**json.loads(event["error"].split("FACTS", 1)[1]), "confinement": run.confinement}
 
 
 @needs_sandbox
@@ -95,6 +99,21 @@ def test_a_sandbox_has_its_own_unprivileged_user_and_processes(inside):
         assert inside["euid"] == inside["uid"] and inside["groups"] in ([], [inside["uid"]])
         assert "CapEff:\t0000000000000000" in inside["caps"] and "NoNewPrivs:\t1" in inside["caps"]
     assert len(inside["pids"]) <= 5                      # init, driver, kernel: nothing of the host
+
+
+@needs_sandbox
+def test_the_kernel_starts_with_the_graders_font_list_and_reads_its_cpu_counter(inside):
+    """The grader builds matplotlib's font list once and the driver copies it into the kernel's
+    own matplotlib folder before the kernel starts (each kernel building it cost ~4 CPU-s); the
+    shared copy is read-only. /run/labkit, where both grader files are bound, is readable inside
+    (bubblewrap made it mode 700, and the driver's meter silently lost the control group's CPU
+    counter)."""
+    if sandbox.matplotlib_font_cache() is None:
+        pytest.skip("matplotlib's font list could not be built here")
+    assert any(name.startswith("fontlist-") for name in inside["mpl_config"] or []), inside["mpl_config"]
+    assert inside["font_list_write"] != "ok"
+    if inside["confinement"].startswith("cgroup"):
+        assert inside["cpu_usage"] == "ok", inside["cpu_usage"]
 
 
 @needs_sandbox

@@ -5,13 +5,14 @@
 It runs *inside* the grading sandbox (`labkit.grading.sandbox`), next to the kernel it drives;
 the grader, outside, reads its standard output and computes the verdicts. The job, read from
 standard input, is ``{"cells": [[role, part, source], ...], "timeout", "setup_timeout", "budget",
-"timeouts", "specs", "seals": [{"nonce"}, ...], "sandboxed", "cpu_usage"}``: the master's cells
+"timeouts", "specs", "seals": [{"nonce"}, ...], "sandboxed", "cpu_usage", "font_cache"}``: the master's cells
 with the student's answers in place (setup cells first), the charged seconds each cell, the
 setup and the whole notebook may use (`labkit.grading.cpuclock`), per-cell budgets that replace
 ``timeout`` (``{index: seconds}``, for the check cells of timed parts), the part specifications
 with the hidden probes (one copy, written into each kernel's seal), one seal per kernel the
 driver may start (the nonce that signs the check records), whether it runs in a sandbox (its
-PID namespace is then all its own) and where the sandbox's control group shows its CPU time.
+PID namespace is then all its own), where the sandbox's control group shows its CPU time and
+where the grader's matplotlib font list is (`seed_font_cache`).
 
 Before it starts a kernel, the driver protects itself (`labkit.grading.hardening`): it cannot be
 traced or read through /proc by the kernel's code, and nothing it starts can make a user
@@ -34,6 +35,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -232,6 +234,49 @@ def _clock(run, name):
 PRIVATE_DIRS = ("HOME", "IPYTHONDIR", "MPLCONFIGDIR", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "JUPYTER_CONFIG_DIR")
 
 
+def seed_font_cache(source: str | None, config_dir: str | None) -> list[str]:
+    """Copy the grader's matplotlib font list (``fontlist-*.json`` in `source`) into the kernel's
+    own, still empty, matplotlib folder `config_dir`.
+
+    Without it the kernel's first ``import matplotlib.pyplot`` lists and reads every font of the
+    system to build that file (about 4 CPU seconds with TeX's fonts installed, in every sandbox);
+    the grader builds it once per run (`labkit.grading.sandbox.matplotlib_font_cache`). The copy
+    is the sandbox's own: what the student's code does to it touches no other submission. Any
+    failure leaves matplotlib to build its list as before.
+
+    Parameters
+    ----------
+    source : str or None
+        The folder holding the font list (read-only), or None.
+    config_dir : str or None
+        The kernel's ``MPLCONFIGDIR``.
+
+    Returns
+    -------
+    list of str
+        The files copied.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as grader, tempfile.TemporaryDirectory() as kernel:
+    ...     _ = (pathlib.Path(grader) / "fontlist-v390.json").write_text("{}")
+    ...     seed_font_cache(grader, kernel + "/mpl"), seed_font_cache(None, kernel + "/mpl")
+    (['fontlist-v390.json'], [])
+    """
+    if not source or not config_dir:
+        return []
+    copied = []
+    try:
+        Path(config_dir).mkdir(parents=True, exist_ok=True)
+        for file in sorted(Path(source).glob("fontlist-*.json")):
+            shutil.copyfile(file, Path(config_dir) / file.name)
+            copied.append(file.name)
+    except OSError:
+        pass
+    return copied
+
+
 def _write_master(job, workdir):
     """The pristine master with the student's answers in place, as a notebook in the scratch
     directory (what the kernel runs, for an instructor who wants to look)."""
@@ -276,6 +321,7 @@ def main() -> None:
     workdir = Path(job.get("workdir") or os.getcwd())
     for folder in [workdir] + [os.environ[k] for k in PRIVATE_DIRS if k in os.environ]:
         Path(folder).mkdir(parents=True, exist_ok=True)
+    seed_font_cache(job.get("font_cache"), os.environ.get("MPLCONFIGDIR"))
     try:
         _write_master(job, workdir)
         meter = Meter(usage_file=job.get("cpu_usage"), whole_namespace=bool(job.get("sandboxed")))

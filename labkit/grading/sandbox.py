@@ -97,6 +97,7 @@ NPROC_SLACK = 16                    # RLIMIT_NPROC above the control group's pid
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 BWRAP_VARIABLE = "LABKIT_GRADE_BWRAP"       # the bubblewrap to use; "none" (or empty): as if none were installed
 CPU_USAGE_INSIDE = "/run/labkit/cpu-usage"  # where the sandbox's control group shows its CPU time, inside
+FONT_CACHE_INSIDE = "/run/labkit/matplotlib"  # where the grader's matplotlib font list is, inside
 PROBE_IMPORTS = "import labkit.grading.driver, labkit.grading.runner, ipykernel.kernelapp, numpy"
 
 stopping = threading.Event()        # set by the grader to end every running sandbox now (Ctrl-C)
@@ -503,6 +504,13 @@ def command(limits: Limits, uid: int, scratch: str = "/tmp", info_fd: int | None
     args += binds.arguments(layout)
     for covered in _hidden_packages(layout.folders, hidden):
         args += ["--ro-bind", str(_blocker_folder()), covered]
+    extra_binds = list(extra_binds)
+    if extra_binds:
+        # their folders readable by the sandbox's user: bubblewrap makes a missing parent of a
+        # mount point (/run) with mode 700, which hid /run/labkit from the driver and its kernel
+        for folder in sorted({str(Path(inside).parent) for _, inside in extra_binds}, key=len):
+            for parent in [*reversed(Path(folder).parents[:-1]), Path(folder)]:
+                args += ["--perms", "0755", "--dir", str(parent)]
     for source, inside in extra_binds:
         args += ["--ro-bind", str(source), str(inside)]
     args += ["--dev", "/dev", "--proc", "/proc", "--clearenv"]
@@ -665,6 +673,65 @@ def run_driver(job: dict[str, Any], *, sandbox: bool = True, limits: Limits = DE
         return run
 
 
+_font_cache_lock = threading.Lock()
+_font_cache: list[str | None] = []
+
+
+def matplotlib_font_cache(layout: binds.Layout | None = None) -> str | None:
+    """A folder holding matplotlib's font list, built once per grading process and shared,
+    read-only, by every sandbox it starts (their drivers copy it into the kernel's own matplotlib
+    folder: `labkit.grading.driver.seed_font_cache`).
+
+    Each sandbox starts with an empty matplotlib folder, so without this list the kernel of every
+    notebook that imports matplotlib would list and read every font of the system to build it
+    again: about 4 CPU seconds with TeX's fonts installed, a fifth of a Lab 15 notebook. The list
+    is built here by a Python of the sandbox's own environment (the same interpreter, packages and
+    fonts under /usr), before any student code runs, into a folder of this process that is
+    removed when it exits.
+
+    Parameters
+    ----------
+    layout : labkit.grading.binds.Layout, optional
+        Default `python_layout`.
+
+    Returns
+    -------
+    str or None
+        The folder (mode 755, its ``fontlist-*.json`` 644), or None where matplotlib is not
+        installed or the list could not be built (each kernel then builds its own, as before).
+
+    Examples
+    --------
+    >>> folder = matplotlib_font_cache()               # built on the first call, then the same
+    >>> folder == matplotlib_font_cache()
+    True
+    >>> folder is None or sorted(os.listdir(folder))[0].startswith("fontlist-")
+    True
+    """
+    with _font_cache_lock:
+        if not _font_cache:
+            _font_cache.append(_build_font_cache(layout))
+        return _font_cache[0]
+
+
+def _build_font_cache(layout):
+    folder = tempfile.mkdtemp(prefix="labkit-grade-fonts-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    env = {**environment(folder, layout), "MPLCONFIGDIR": folder}
+    try:
+        subprocess.run([sys.executable, "-s", "-c", "import matplotlib.font_manager"], env=env, cwd=folder,
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=600, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lists = list(Path(folder).glob("fontlist-*.json"))
+    if not lists:
+        return None
+    os.chmod(folder, 0o755)
+    for file in lists:
+        os.chmod(file, 0o644)
+    return folder
+
+
 def _rlimit_cpu(limits, job):
     """RLIMIT_CPU of each process: never below what the notebook's budget lets its kernel use."""
     return max(limits.cpu, int(float(job.get("budget", 0)) + float(job.get("setup_timeout", 0))) + 60)
@@ -675,20 +742,25 @@ def _run(job, sandbox, limits, wall, start, private, slot, group, hidden=()):
     info_read, info_write = os.pipe()
     pass_fds = ()
     usage = group.cpu_usage_file() if group is not None else None
+    fonts = matplotlib_font_cache()
     if sandbox:
-        job = {**job, "workdir": "/tmp/work", "sandboxed": True, "cpu_usage": CPU_USAGE_INSIDE if usage else None}
+        job = {**job, "workdir": "/tmp/work", "sandboxed": True, "cpu_usage": CPU_USAGE_INSIDE if usage else None,
+               "font_cache": FONT_CACHE_INSIDE if fonts else None}
         # with a control group, its pids.max is the limit that fires (and is counted), the
         # uid's RLIMIT_NPROC a looser second line
         nproc = limits.processes + NPROC_SLACK if group is not None else None
+        extra = [(usage, CPU_USAGE_INSIDE)] if usage else []
+        extra += [(fonts, FONT_CACHE_INSIDE)] if fonts else []
         argv = command(limits, slot.uid, info_fd=info_write, nproc=nproc, hidden=hidden,
-                       extra_binds=[(usage, CPU_USAGE_INSIDE)] if usage else (), cpu=_rlimit_cpu(limits, job))
+                       extra_binds=extra, cpu=_rlimit_cpu(limits, job))
         env, cwd = None, "/"
         pass_fds = (info_write,)
     else:
         os.chmod(private, 0o700)
         scratch = Path(private) / "scratch"
         scratch.mkdir()
-        job = {**job, "workdir": str(scratch / "work"), "sandboxed": False, "cpu_usage": str(usage) if usage else None}
+        job = {**job, "workdir": str(scratch / "work"), "sandboxed": False, "cpu_usage": str(usage) if usage else None,
+               "font_cache": fonts}
         user = None
         if limits.user is not None:
             check_user(limits.user)
